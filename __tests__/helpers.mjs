@@ -1,0 +1,46 @@
+import { tool, jsonSchema } from 'ai'
+import { z } from 'zod'
+import { ToolRegistry } from '../index.js'
+
+/** A registry whose warnings are collected instead of printed. */
+export function quietRegistry() {
+  const warnings = []
+  const registry = new ToolRegistry({ logger: { warn: (message) => warnings.push(message) } })
+  return { registry, warnings }
+}
+
+export function simpleTool(description = 'does something', extra = {}) {
+  return tool({
+    description,
+    inputSchema: z.object({ query: z.string().describe('What to look for') }),
+    execute: async ({ query }) => ({ echoed: query }),
+    ...extra,
+  })
+}
+
+export function entry(name, overrides = {}) {
+  return {
+    name,
+    namespace: 'web',
+    description: `${name} tool`,
+    defer: 'auto',
+    tool: simpleTool(`${name} description`),
+    ...overrides,
+  }
+}
+
+/** An entry whose definition is large: `chars` characters of description. */
+export function heavyEntry(name, chars, overrides = {}) {
+  const words = []
+  let length = 0
+  for (let i = 0; length < chars; i++) {
+    const word = `word${i % 97}`
+    words.push(word)
+    length += word.length + 1
+  }
+  return entry(name, { tool: simpleTool(words.join(' ').slice(0, chars)), ...overrides })
+}
+
+export function mcpTool(schema, execute = async (input) => ({ ok: true, input })) {
+  return tool({ description: 'an MCP tool', inputSchema: jsonSchema(schema), execute })
+}

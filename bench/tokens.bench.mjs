@@ -1,0 +1,50 @@
+// Token counting of every real tool definition in Toucan + Docker (~11k tools): toolreg
+// (batch and single calls) against gpt-tokenizer and js-tiktoken, same texts, same run.
+// Run: npm run build && node bench/tokens.bench.mjs
+import { performance } from 'node:perf_hooks'
+import { countTokens as gptCount } from 'gpt-tokenizer/encoding/o200k_base'
+import { getEncoding } from 'js-tiktoken'
+import { createRequire } from 'node:module'
+import { loadCatalog, requireData, median } from './catalog.mjs'
+
+const require = createRequire(import.meta.url)
+const { countTokens } = require('../index.js')
+
+requireData('tokens.bench')
+const catalog = loadCatalog()
+const texts = catalog.map((t) => JSON.stringify({ name: t.name, description: t.description, input_schema: t.inputSchema }))
+const bytes = texts.reduce((sum, t) => sum + Buffer.byteLength(t), 0)
+const ROUNDS = Number(process.env.ROUNDS ?? 5)
+
+const jsTiktoken = getEncoding('o200k_base')
+countTokens('warm up the tokenizer')
+
+const contenders = {
+  'toolreg countTokens(texts[]) (batch, off-thread)': async () => (await countTokens(texts)).reduce((a, b) => a + b, 0),
+  'toolreg countTokens(text) (one call per tool)': async () => texts.reduce((sum, t) => sum + countTokens(t), 0),
+  'gpt-tokenizer 4.0.0 countTokens': async () => texts.reduce((sum, t) => sum + gptCount(t), 0),
+  'js-tiktoken 1.0.21 encode().length': async () => texts.reduce((sum, t) => sum + jsTiktoken.encode(t).length, 0),
+}
+
+console.log(`tools: ${texts.length}, definition bytes: ${(bytes / 1e6).toFixed(2)} MB, rounds: ${ROUNDS} (median), o200k_base`)
+const rows = []
+for (const [name, run] of Object.entries(contenders)) {
+  const times = []
+  let total
+  for (let round = 0; round < ROUNDS; round++) {
+    const start = performance.now()
+    total = await run()
+    times.push(performance.now() - start)
+  }
+  const ms = median(times)
+  rows.push({ name, ms, total, mbps: bytes / 1e6 / (ms / 1000) })
+}
+const totals = new Set(rows.map((r) => r.total))
+const fastestJs = Math.min(...rows.filter((r) => !r.name.startsWith('toolreg')).map((r) => r.ms))
+console.log('\n| implementation | median ms | MB/s | tokens | speed-up vs fastest JS |')
+console.log('|---|---:|---:|---:|---:|')
+for (const r of rows) {
+  console.log(`| ${r.name} | ${r.ms.toFixed(0)} | ${r.mbps.toFixed(1)} | ${r.total} | ${(fastestJs / r.ms).toFixed(2)}× |`)
+}
+console.log(totals.size === 1 ? '\nAll implementations produced identical token totals.' : `\nTOKEN TOTALS DIFFER: ${[...totals].join(', ')}`)
+if (totals.size !== 1) process.exit(1)

@@ -1,0 +1,202 @@
+import type { Tool, ToolSet } from 'ai'
+
+export type ToolDefer = 'never' | 'always' | 'auto'
+export declare const ToolDefer: Readonly<{ Never: 'never'; Always: 'always'; Auto: 'auto' }>
+
+export type MetaToolName = 'tool_search' | 'tool_inspect' | 'tool_invoke' | 'tool_exec'
+export declare const MetaToolName: Readonly<{
+  Search: 'tool_search'
+  Inspect: 'tool_inspect'
+  Invoke: 'tool_invoke'
+  Exec: 'tool_exec'
+}>
+
+export interface ToolApplyScope {
+  readonly assistant?: unknown
+  readonly mcpToolIds: ReadonlySet<string>
+  readonly [key: string]: unknown
+}
+
+export interface ToolEntry {
+  /** Wire name the model emits; unique in the registry. 1–128 of `[A-Za-z0-9_.-]`. */
+  name: string
+  /** 'web' | 'kb' | 'meta' | `mcp:${serverId}` | any string */
+  namespace: string
+  /** What the model sees for the namespace (e.g. 'mcp:Gmail'); defaults to `namespace`. */
+  namespaceLabel?: string
+  /** One-line summary used by tool_search (not what the model sees inline). */
+  description: string
+  defer: ToolDefer
+  /** AI SDK Tool, passed through untouched. */
+  tool: Tool
+  /** Pure and synchronous; a throw makes the entry inactive with one warning. */
+  applies?(scope: ToolApplyScope): boolean
+}
+
+export interface ToolFilter {
+  /** Case-insensitive substring of name, description, namespace or namespaceLabel. */
+  query?: string
+  /** Exact namespace or namespaceLabel. */
+  namespace?: string
+}
+
+export interface SearchOptions {
+  namespace?: string
+  /** Default 5. */
+  limit?: number
+  /** Restrict results to these names. */
+  names?: Iterable<string>
+  mode?: 'bm25' | 'regex'
+}
+
+export interface SearchResult {
+  name: string
+  namespace: string
+  description: string
+  score: number
+}
+
+export interface ToolRegistryOptions {
+  /** Where warnings go (default: console). */
+  logger?: { warn(message: string): void }
+}
+
+export declare class ToolRegistry {
+  constructor(options?: ToolRegistryOptions)
+  /** Adds an entry; the same name overwrites. Throws a TypeError naming the bad field. */
+  register(entry: ToolEntry): void
+  deregister(name: string): boolean
+  getByName(name: string): ToolEntry | undefined
+  has(name: string): boolean
+  /** Name-sorted; filters are ANDed. */
+  getAll(filter?: ToolFilter): ToolEntry[]
+  getByNamespace(filter?: ToolFilter): Map<string, ToolEntry[]>
+  /** Name-sorted entries whose `applies` is absent or true. */
+  selectActive(scope: ToolApplyScope): ToolEntry[]
+  /** Ranked (BM25) or regex search over the whole catalog. */
+  search(query: string, opts?: SearchOptions): SearchResult[]
+  readonly size: number
+}
+
+/** The module-level registry; tools register at import time. */
+export declare const registry: ToolRegistry
+
+export type Encoding = 'o200k_base' | 'cl100k_base'
+
+/** Exact token count (equal to OpenAI's tiktoken). */
+export declare function countTokens(text: string, opts?: { encoding?: Encoding }): number
+/** Counts many strings in parallel, off the JS thread. */
+export declare function countTokens(texts: string[], opts?: { encoding?: Encoding }): Promise<number[]>
+
+export interface ModelCapability {
+  functionCalling: boolean
+  /** The host describes tools in the prompt for models without native function calling. */
+  promptToolUse?: boolean
+}
+
+export interface ShouldDeferOptions {
+  model?: ModelCapability
+  encoding?: Encoding
+  /** Default DEFER_THRESHOLD_PCT (10). */
+  thresholdPct?: number
+  /** Default FALLBACK_CONTEXT_WINDOW (32,000). */
+  fallbackContextWindow?: number
+  /** Default MIN_AUTO_DEFER_COUNT (5). */
+  minAutoDeferCount?: number
+  /** Default: measured for this request (meta-tool definitions + the deferred-tools section). */
+  metaToolsOverheadTokens?: number
+}
+
+export type DeferReasonCode =
+  | 'model_cannot_use_tools'
+  | 'nothing_deferrable'
+  | 'auto_pool_deferred'
+  | 'always_only'
+  | 'below_threshold'
+  | 'too_few_auto_tools'
+  | 'saving_below_overhead'
+
+export interface DeferDecision {
+  deferredNames: Set<string>
+  threshold: number
+  autoTokens: number
+  overheadTokens: number
+  savedTokens: number
+  /** `<code>: <sentence>` */
+  reason: string
+  reasonCode: DeferReasonCode
+}
+
+export declare function shouldDefer(
+  entries: readonly ToolEntry[],
+  contextWindow: number | undefined,
+  opts?: ShouldDeferOptions,
+): Promise<DeferDecision>
+
+export interface ApplyDeferOptions extends ShouldDeferOptions {
+  /** Names the meta-tools may reach besides the request's own tools. */
+  extraAllowedNames?: Iterable<string>
+  /** Injects tool_exec (not available in this release: throws TOOLREG_NOT_AVAILABLE). */
+  exec?: boolean
+}
+
+export interface DeferExposition<T extends ToolSet | undefined> {
+  tools: T
+  deferredEntries: ToolEntry[]
+  /** The `<deferred-tools>` system-prompt section, when something is deferred. */
+  systemPrompt?: string
+  decision?: DeferDecision
+}
+
+export declare function applyDeferExposition<T extends ToolSet | undefined>(
+  tools: T,
+  registry: ToolRegistry,
+  contextWindow: number | undefined,
+  opts?: ApplyDeferOptions,
+): Promise<DeferExposition<T>>
+
+export declare function buildDeferredToolsSection(deferredEntries: readonly ToolEntry[]): string
+
+export interface ToolSearchInput {
+  query?: string
+  namespace?: string
+  limit?: number
+  verbose?: boolean
+  mode?: 'bm25' | 'regex'
+}
+export interface ToolSearchOutput {
+  matchedNamespaces: Array<{
+    namespace: string
+    /** When browsing: how many deferred tools the namespace holds. */
+    total?: number
+    tools: Array<{ name: string; description: string; inputSchema?: unknown }>
+  }>
+}
+
+export declare function createToolSearchTool(
+  registry: ToolRegistry,
+  deferredNames: Iterable<string>,
+  inspectedNames?: Set<string>,
+): Tool<ToolSearchInput, ToolSearchOutput>
+export declare function createToolInspectTool(
+  registry: ToolRegistry,
+  allowedNames?: Iterable<string>,
+  inspectedNames?: Set<string>,
+): Tool<{ name: string }, string>
+export declare function createToolInvokeTool(
+  registry: ToolRegistry,
+  allowedNames?: Iterable<string>,
+  inspectedNames?: Set<string>,
+): Tool<{ name: string; params?: Record<string, unknown> }, unknown>
+
+export declare function schemaToJSDoc(name: string, description: string, schema: object): string
+
+export declare class ToolregError extends Error {
+  readonly code: string
+}
+export declare class ToolInvocationError extends ToolregError {}
+
+export declare const MIN_AUTO_DEFER_COUNT: number
+export declare const META_TOOLS_OVERHEAD_TOKENS: number
+export declare const DEFER_THRESHOLD_PCT: number
+export declare const FALLBACK_CONTEXT_WINDOW: number

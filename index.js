@@ -1,0 +1,50 @@
+'use strict'
+
+/**
+ * toolreg: one tool registry for the Vercel AI SDK, with a Rust core.
+ * This file owns the public API; `binding.js` is the generated loader of the native addon.
+ */
+
+const { ToolRegistry } = require('./js/registry')
+const { countTokens } = require('./js/tokens')
+const {
+  shouldDefer,
+  applyDeferExposition,
+  buildDeferredToolsSection,
+  DEFER_THRESHOLD_PCT,
+  FALLBACK_CONTEXT_WINDOW,
+  MIN_AUTO_DEFER_COUNT,
+  META_TOOLS_OVERHEAD_TOKENS,
+} = require('./js/defer')
+const { MetaToolName } = require('./js/meta/shared')
+const { createToolSearchTool } = require('./js/meta/search')
+const { createToolInspectTool } = require('./js/meta/inspect')
+const { createToolInvokeTool } = require('./js/meta/invoke')
+const { schemaToJSDoc } = require('./js/jsdoc')
+const { ToolregError, ToolInvocationError } = require('./js/errors')
+
+const ToolDefer = Object.freeze({ Never: 'never', Always: 'always', Auto: 'auto' })
+
+/** The process-wide registry: tools register at import time. Tests should use `new ToolRegistry()`. */
+const registry = new ToolRegistry()
+
+module.exports = {
+  ToolRegistry,
+  registry,
+  ToolDefer,
+  MetaToolName,
+  countTokens,
+  shouldDefer,
+  applyDeferExposition,
+  buildDeferredToolsSection,
+  createToolSearchTool,
+  createToolInspectTool,
+  createToolInvokeTool,
+  schemaToJSDoc,
+  ToolregError,
+  ToolInvocationError,
+  MIN_AUTO_DEFER_COUNT,
+  META_TOOLS_OVERHEAD_TOKENS,
+  DEFER_THRESHOLD_PCT,
+  FALLBACK_CONTEXT_WINDOW,
+}

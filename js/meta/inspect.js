@@ -1,0 +1,45 @@
+'use strict'
+
+const { tool, jsonSchema } = require('ai')
+const { internals } = require('../registry')
+const { callNative, ToolInvocationError } = require('../errors')
+const { createLookup, schemaFor } = require('./shared')
+
+const DESCRIPTION =
+  "Show a deferred tool's signature (JSDoc with every parameter, its type, whether it is required, " +
+  'enum values and defaults). Call it before tool_invoke.'
+
+const inputSchema = jsonSchema({
+  type: 'object',
+  properties: { name: { type: 'string', description: 'Tool name as returned by tool_search' } },
+  required: ['name'],
+  additionalProperties: false,
+})
+
+/**
+ * `tool_inspect`: the tool's signature as JSDoc, plus its exact JSON Schema when JSDoc cannot
+ * show it. Records the name as inspected, which unlocks `tool_invoke` for it.
+ */
+function createToolInspectTool(registry, allowedNames, inspectedNames = new Set()) {
+  const lookup = createLookup(registry, allowedNames)
+  const { native } = registry[internals]
+  return tool({
+    description: DESCRIPTION,
+    inputSchema,
+    inputExamples: [{ input: { name: 'mcp__github__create_issue' } }],
+    async execute({ name }) {
+      if (!lookup.allows(name)) {
+        throw new ToolInvocationError(`Tool not available in this request: ${name}`, 'TOOLREG_NOT_ALLOWED')
+      }
+      const entry = lookup.get(name)
+      if (!entry) throw new ToolInvocationError(`Tool not found: ${name}`, 'TOOLREG_UNKNOWN_TOOL')
+      await schemaFor(entry)
+      const description = callNative(() => native.describe(name))
+      inspectedNames.add(name)
+      return description
+    },
+    toModelOutput: ({ output }) => ({ type: 'text', value: String(output) }),
+  })
+}
+
+module.exports = { createToolInspectTool }

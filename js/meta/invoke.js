@@ -1,0 +1,105 @@
+'use strict'
+
+const { tool, jsonSchema, asSchema } = require('ai')
+const { internals } = require('../registry')
+const { callNative, ToolInvocationError } = require('../errors')
+const { createLookup, needsApprovalFor, schemaFor } = require('./shared')
+
+const DESCRIPTION =
+  'Call a deferred tool by name with its params. Inspect it first (tool_inspect, or tool_search with ' +
+  'verbose): an un-inspected tool or params that do not match return its signature instead of running.'
+
+const inputSchema = jsonSchema({
+  type: 'object',
+  properties: {
+    name: { type: 'string', description: 'Tool name as returned by tool_search' },
+    params: { type: 'object', description: "The tool's input, matching its signature" },
+  },
+  required: ['name'],
+  additionalProperties: false,
+})
+
+/** The checks every deferred call goes through, in order; returns the validated params. */
+async function admitCall({ lookup, native, inspectedNames }, name, params, options) {
+  if (!lookup.allows(name)) {
+    throw new ToolInvocationError(`Tool not available in this request: ${name}`, 'TOOLREG_NOT_ALLOWED')
+  }
+  const entry = lookup.get(name)
+  if (!entry) throw new ToolInvocationError(`Tool not found: ${name}`, 'TOOLREG_UNKNOWN_TOOL')
+  if (typeof entry.tool.execute !== 'function') {
+    throw new ToolInvocationError(`Tool ${name} has no execute handler`, 'TOOLREG_NOT_EXECUTABLE')
+  }
+  if (await needsApprovalFor(entry.tool, params, options)) {
+    throw new ToolInvocationError(
+      `Tool "${name}" requires user approval; call it directly instead of via tool_invoke.`,
+      'TOOLREG_APPROVAL_REQUIRED',
+    )
+  }
+  await schemaFor(entry)
+  if (!inspectedNames.has(name)) {
+    inspectedNames.add(name)
+    const signature = callNative(() => native.describe(name))
+    throw new ToolInvocationError(
+      `Tool "${name}" hasn't been inspected yet — its signature is below. Call tool_invoke again with params matching it:\n${signature}`,
+      'TOOLREG_NOT_INSPECTED',
+    )
+  }
+  const check = callNative(() => native.checkInput(name, JSON.stringify(params)))
+  if (check.status === 'invalid') throw invalidParams(native, name, check.message)
+  let value = check.status === 'valid' ? JSON.parse(check.valueJson) : params
+  // Schemas with their own validator (Zod) also transform and refine; let them have the last word.
+  const schema = asSchema(entry.tool.inputSchema)
+  if (typeof schema.validate === 'function') {
+    const result = await schema.validate(value)
+    if (!result.success) throw invalidParams(native, name, result.error?.message ?? String(result.error))
+    value = result.value
+  }
+  return { entry, params: value }
+}
+
+function invalidParams(native, name, problems) {
+  const signature = callNative(() => native.signature(name))
+  return new ToolInvocationError(
+    `Invalid params for "${name}":\n${problems}\nExpected signature:\n${signature}`,
+    'TOOLREG_INVALID_PARAMS',
+  )
+}
+
+/**
+ * `tool_invoke`: runs a deferred tool after the allow-list, approval, inspect-first and
+ * validation checks. The inner tool's `toModelOutput` shapes the result.
+ */
+function createToolInvokeTool(registry, allowedNames, inspectedNames = new Set()) {
+  const context = { lookup: createLookup(registry, allowedNames), native: registry[internals].native, inspectedNames }
+  // toModelOutput only sees the outer input; remember what the inner tool actually received.
+  const admittedParams = new Map()
+
+  return tool({
+    description: DESCRIPTION,
+    inputSchema,
+    inputExamples: [{ input: { name: 'web_search', params: { query: 'latest rust release' } } }],
+    async execute({ name, params = {} }, options = {}) {
+      const admitted = await admitCall(context, name, params, options)
+      const innerCallId = `${options.toolCallId}::${name}`
+      admittedParams.set(options.toolCallId, admitted.params)
+      try {
+        return await admitted.entry.tool.execute(admitted.params, { ...options, toolCallId: innerCallId })
+      } catch (error) {
+        admittedParams.delete(options.toolCallId)
+        throw error
+      }
+    },
+    async toModelOutput({ toolCallId, input, output }) {
+      const name = input?.name
+      const entry = name !== undefined && context.lookup.allows(name) ? context.lookup.get(name) : undefined
+      const params = admittedParams.get(toolCallId) ?? input?.params ?? {}
+      admittedParams.delete(toolCallId)
+      if (entry?.tool.toModelOutput) {
+        return entry.tool.toModelOutput({ toolCallId: `${toolCallId}::${name}`, input: params, output })
+      }
+      return { type: 'json', value: output === undefined ? null : output }
+    },
+  })
+}
+
+module.exports = { createToolInvokeTool, admitCall }

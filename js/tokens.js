@@ -1,0 +1,80 @@
+'use strict'
+
+const native = require('../binding.js')
+const { callNative, invalidArgument } = require('./errors')
+const { resolveJsonSchema, definitionText } = require('./schema')
+
+const ENCODINGS = ['o200k_base', 'cl100k_base']
+const DEFAULT_ENCODING = 'o200k_base'
+
+function encodingOf(opts) {
+  const encoding = opts?.encoding ?? DEFAULT_ENCODING
+  if (!ENCODINGS.includes(encoding)) {
+    throw invalidArgument('encoding', `${JSON.stringify(encoding)} is not one of ${ENCODINGS.join(', ')}`)
+  }
+  return encoding
+}
+
+/**
+ * Exact token count, equal to OpenAI's tiktoken. A string is counted synchronously; an array
+ * is counted in parallel off the JS thread and resolves to one count per string.
+ */
+function countTokens(text, opts) {
+  const encoding = encodingOf(opts)
+  if (Array.isArray(text)) {
+    const bad = text.findIndex((t) => typeof t !== 'string')
+    if (bad !== -1) {
+      return Promise.reject(invalidArgument(`text[${bad}]`, `expected a string, got ${typeof text[bad]}`))
+    }
+    return callNative(() => native.countTokensBatch(text, encoding))
+  }
+  if (typeof text !== 'string') {
+    throw invalidArgument('text', `expected a string or an array of strings, got ${typeof text}`)
+  }
+  return callNative(() => native.countTokens(text, encoding))
+}
+
+/**
+ * tool → { name, description, costs: { [encoding]: tokens } }. Keyed by the Tool object so a
+ * re-registered entry with a new tool is priced again, and an unchanged one never is.
+ */
+const costCache = new WeakMap()
+
+function cachedCost(name, tool, encoding) {
+  const cached = costCache.get(tool)
+  if (cached && cached.name === name && cached.description === tool.description) {
+    return cached.costs[encoding]
+  }
+  return undefined
+}
+
+function storeCost(name, tool, encoding, tokens) {
+  let cached = costCache.get(tool)
+  if (!cached || cached.name !== name || cached.description !== tool.description) {
+    cached = { name, description: tool.description, costs: {} }
+    costCache.set(tool, cached)
+  }
+  cached.costs[encoding] = tokens
+}
+
+/** Token cost of each entry's definition; unchanged entries come from the cache. */
+async function entryCosts(entries, encoding = DEFAULT_ENCODING) {
+  const costs = entries.map((e) => cachedCost(e.name, e.tool, encoding))
+  const missing = []
+  costs.forEach((cost, i) => cost === undefined && missing.push(i))
+  if (missing.length === 0) return costs
+  const texts = await Promise.all(
+    missing.map(async (i) => {
+      const { name, tool } = entries[i]
+      return definitionText(name, tool, await resolveJsonSchema(tool))
+    }),
+  )
+  const counted = await countTokens(texts, { encoding })
+  missing.forEach((entryIndex, k) => {
+    costs[entryIndex] = counted[k]
+    storeCost(entries[entryIndex].name, entries[entryIndex].tool, encoding, counted[k])
+  })
+  return costs
+}
+
+module.exports = { countTokens, entryCosts, encodingOf, ENCODINGS, DEFAULT_ENCODING }

@@ -1,0 +1,13 @@
+//! toolreg: one tool registry for LLM applications.
+//!
+//! Each module is one concern and has no Node-API types, so it can be used and tested from
+//! Rust alone; `binding` is the only layer that knows about JS.
+
+pub mod defer;
+pub mod error;
+pub mod registry;
+pub mod schema;
+pub mod search;
+pub mod tokens;
+
+mod binding;

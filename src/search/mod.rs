@@ -1,0 +1,224 @@
+//! Ranked tool search (`tool_search`, `ToolRegistry.search`): pure Rust, no napi types.
+//!
+//! One [`SearchIndex`] holds every searchable tool. It is updated one tool at a time
+//! ([`SearchIndex::upsert`], [`SearchIndex::remove`]) because registries change by MCP resyncs of
+//! a few entries, and it answers four kinds of query (see [`SearchIndex::search`]):
+//! browse (empty query), `select:a,b`, ranked words (BM25F, the default) and regex.
+//!
+//! Layout: [`tokenize`] turns text into terms (identifier splitting, folding, stemming, CJK
+//! bigrams); `index` keeps the incremental postings; `query` parses word queries; `rank` scores
+//! them (BM25F + namespace pool); `pattern` runs regex queries; `filter` holds the
+//! namespace/allow-list filters and browse/select.
+
+mod filter;
+mod index;
+mod pattern;
+mod query;
+mod rank;
+pub mod tokenize;
+
+use std::collections::HashSet;
+
+use index::Store;
+
+/// A tool as the search index sees it. Borrowed: the index copies what it keeps.
+#[derive(Clone, Copy, Debug)]
+pub struct SearchDoc<'a> {
+    /// Unique wire name (`mcp__github__create_issue`, `web_search`).
+    pub name: &'a str,
+    /// Namespace id (`web`, `mcp:<serverId>`).
+    pub namespace: &'a str,
+    /// What the model sees for the namespace (`mcp:GitHub`); pass `namespace` when there is none.
+    pub namespace_label: &'a str,
+    /// One-line (or longer) description.
+    pub description: &'a str,
+    /// `(parameter path or name, parameter description)` pairs, nested paths allowed
+    /// (`options.timeout`).
+    pub params: &'a [(String, String)],
+}
+
+/// How [`SearchIndex::search`] reads the query.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SearchMode {
+    /// Words ranked with BM25F (plus `select:` and `+required` syntax).
+    #[default]
+    Bm25,
+    /// The query is a regular expression (Rust `regex` syntax, case-insensitive, linear time).
+    Regex,
+}
+
+/// Filters and limits for one search.
+#[derive(Clone, Copy, Debug)]
+pub struct SearchOptions<'a> {
+    /// Only tools whose namespace **or** namespace label equals this string.
+    pub namespace: Option<&'a str>,
+    /// Maximum number of hits (`select:` ignores it: the caller named the tools). 0 → no hits.
+    pub limit: usize,
+    /// Only these tool names may be returned (the per-request allow-list).
+    pub allowed: Option<&'a HashSet<String>>,
+    pub mode: SearchMode,
+}
+
+impl Default for SearchOptions<'_> {
+    /// No filters, limit 5 (the `tool_search` default), BM25.
+    fn default() -> Self {
+        SearchOptions {
+            namespace: None,
+            limit: 5,
+            allowed: None,
+            mode: SearchMode::Bm25,
+        }
+    }
+}
+
+/// One result: the tool name and its score (0 for browse, 1 for `select:`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchHit {
+    pub name: String,
+    pub score: f64,
+}
+
+/// Errors a query can produce. Word queries never fail; regex queries can.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error("regex pattern is {len} characters long; the maximum is {max}")]
+    RegexTooLong { len: usize, max: usize },
+    #[error("invalid regex pattern: {0}")]
+    InvalidRegex(String),
+    #[error("regex pattern is too complex (its compiled form exceeds {limit} bytes); simplify it")]
+    RegexTooComplex { limit: usize },
+}
+
+/// Ranking knobs. The defaults are the values measured by `examples/eval_search.rs` (see the
+/// README's search section); they are public so the evaluation can switch each rule off, not
+/// because callers should need to touch them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tuning {
+    /// BM25 term-frequency saturation.
+    pub k1: f64,
+    /// Field weights, in field order: name words, exact whole name, namespace label,
+    /// description, parameter names, parameter descriptions.
+    pub weights: [f64; 6],
+    /// Per-field length normalisation (BM25 `b`), same order.
+    pub b: [f64; 6],
+    /// Weight of the namespace pool (BM25 of the namespace's pseudo-document, the union of its
+    /// tools' words, added to each of its tools); 0 turns it off.
+    pub namespace_pool: f64,
+    /// `k1` and `b` for the namespace pseudo-documents.
+    pub namespace_k1: f64,
+    pub namespace_b: f64,
+    /// Query weight of a phrase (two adjacent query words that are adjacent in a name or a
+    /// description), relative to a word; 0 turns phrases off.
+    pub phrase_weight: f64,
+    /// Query weight of an indexed word that a query word is a prefix of (`crypto` →
+    /// `cryptocurrency`), scaled by how much of it the query word covers; 0 turns it off.
+    pub prefix_weight: f64,
+    /// Shortest query word (after stemming) that is expanded by prefix.
+    pub prefix_min_len: usize,
+    /// Query weight of request-phrasing words ("provide", "information", "help").
+    pub request_word_weight: f64,
+    /// Exponent applied to a query word's repeat count (1 = linear, 0 = ignore repeats).
+    pub query_tf_exponent: f64,
+    /// Hits scoring below this fraction of the best hit are dropped (matches on one stray
+    /// word of a long request).
+    pub min_relative_score: f64,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            k1: 1.2,
+            weights: [3.0, 4.0, 1.5, 1.0, 0.6, 0.3],
+            b: [0.75, 0.0, 0.5, 0.75, 0.75, 0.75],
+            namespace_pool: 0.6,
+            namespace_k1: 1.2,
+            namespace_b: 1.0,
+            phrase_weight: 1.0,
+            prefix_weight: 0.4,
+            prefix_min_len: 4,
+            request_word_weight: 0.5,
+            query_tf_exponent: 0.5,
+            min_relative_score: 0.05,
+        }
+    }
+}
+
+/// The search index: incremental, `Send + Sync`, cheap to query from many threads at once
+/// (queries take `&self`).
+#[derive(Clone, Debug, Default)]
+pub struct SearchIndex {
+    store: Store,
+    tuning: Tuning,
+}
+
+/// Regex patterns longer than this (in characters) are refused, as Anthropic's regex tool
+/// search does; long patterns are rarely intentional and cost compile time.
+pub const MAX_REGEX_LEN: usize = 200;
+
+impl SearchIndex {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An index with non-default ranking knobs (evaluation and experiments).
+    pub fn with_tuning(tuning: Tuning) -> Self {
+        SearchIndex {
+            store: Store::default(),
+            tuning,
+        }
+    }
+
+    pub fn tuning(&self) -> &Tuning {
+        &self.tuning
+    }
+
+    /// Adds a tool, or replaces the tool with the same name (its old text stops matching).
+    /// Touches only this tool's postings.
+    pub fn upsert(&mut self, doc: &SearchDoc) {
+        self.store.upsert(doc);
+    }
+
+    /// Removes a tool; `false` when no tool has that name.
+    pub fn remove(&mut self, name: &str) -> bool {
+        self.store.remove(name)
+    }
+
+    pub fn len(&self) -> usize {
+        self.store.live
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.store.live == 0
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.store.by_name.contains_key(name)
+    }
+
+    /// Runs one query.
+    ///
+    /// - empty or whitespace query: browse — every tool passing the filters, ordered by
+    ///   (namespace label, name), score 0;
+    /// - `select:a,b`: exactly the named tools that exist and pass the filters, in the given
+    ///   order, score 1 (not truncated to `limit`);
+    /// - otherwise in [`SearchMode::Bm25`]: words ranked by BM25F, `+word` marks a required
+    ///   word; sorted by score descending, then name; nothing is returned when no word matches;
+    /// - in [`SearchMode::Regex`]: the query is a case-insensitive regex matched against name,
+    ///   namespace label and description; name matches rank first.
+    pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<SearchHit>, SearchError> {
+        let q = query.trim();
+        if q.is_empty() {
+            return Ok(filter::browse(&self.store, opts));
+        }
+        if let Some(list) = q.strip_prefix("select:") {
+            return Ok(filter::select(&self.store, list, opts));
+        }
+        match opts.mode {
+            SearchMode::Bm25 => Ok(rank::search(&self.store, &self.tuning, q, opts)),
+            SearchMode::Regex => pattern::search(&self.store, q, opts),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,223 @@
+//! Parsing a word query into weighted index terms.
+//!
+//! A query word becomes up to four kinds of term, each weighted differently: the analysed word
+//! itself; the phrase it forms with the previous word (word order shared with a name or
+//! description is strong evidence); the whole chunk as an exact-name key (`read_file` typed
+//! verbatim); and the indexed words it is a prefix of (`crypto` → `cryptocurrency`), because
+//! tool text is full of compounds that no stemmer splits.
+
+use std::collections::HashMap;
+
+use super::Tuning;
+use super::index::Store;
+use super::tokenize::{TermKind, analyze_tagged, exact_key, is_request_word, phrase_key};
+
+/// One distinct query term, resolved against the dictionary.
+#[derive(Clone, Debug)]
+pub(crate) struct QueryTerm {
+    pub tid: u32,
+    pub weight: f64,
+    /// Bit in the required mask, when the term came from a `+word`.
+    pub required: Option<u32>,
+}
+
+/// A parsed query: its terms and the mask of required bits every hit must carry.
+pub(crate) struct ParsedQuery {
+    pub terms: Vec<QueryTerm>,
+    pub required_mask: u64,
+}
+
+/// How a query term came about; decides its weight.
+#[derive(Clone, Copy, PartialEq)]
+enum Origin {
+    Word,
+    Exact,
+    Phrase,
+}
+
+/// At most this many indexed words are added per query word by prefix expansion, so a short
+/// common prefix cannot turn one word into hundreds of posting lists.
+const MAX_PREFIX_EXPANSIONS: usize = 16;
+
+/// Parses `query`, or returns `None` when it cannot match anything (a required word that no
+/// tool contains).
+pub(crate) fn parse(store: &Store, query: &str, tuning: &Tuning) -> Option<ParsedQuery> {
+    // Distinct terms in first-seen order: (term, repeat count, required, origin).
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut order: Vec<(String, u32, bool, Origin)> = Vec::new();
+    let mut add = |term: &str, required: bool, origin: Origin| match index.get(term) {
+        Some(&i) => {
+            order[i].1 += 1;
+            order[i].2 |= required;
+        }
+        None => {
+            index.insert(term.to_owned(), order.len());
+            order.push((term.to_owned(), 1, required, origin));
+        }
+    };
+    let mut prev: Option<String> = None;
+    for chunk in query.split_whitespace() {
+        // `+word` requires the word; `+1234567` (a phone number) or a lone `+` does not.
+        let (required, body) = match chunk.strip_prefix('+') {
+            Some(b) if b.chars().next().is_some_and(char::is_alphabetic) => (true, b),
+            _ => (false, chunk),
+        };
+        analyze_tagged(body, |t, kind| {
+            add(t, required, Origin::Word);
+            if kind == TermKind::Word {
+                if tuning.phrase_weight > 0.0
+                    && let Some(p) = &prev
+                {
+                    add(&phrase_key(p, t), false, Origin::Phrase);
+                }
+                prev = Some(t.to_owned());
+            }
+        });
+        let key = exact_key(body);
+        if key.len() > 1 {
+            add(&key, false, Origin::Exact);
+        }
+    }
+    // A tool name with spaces typed as the whole query.
+    if query.split_whitespace().nth(1).is_some() {
+        let whole = exact_key(query);
+        if whole.len() > 1 {
+            add(&whole, false, Origin::Exact);
+        }
+    }
+
+    let mut terms: Vec<QueryTerm> = Vec::with_capacity(order.len());
+    let mut required_mask = 0u64;
+    for (term, count, required, origin) in order {
+        let tid = store
+            .term_id(&term)
+            .filter(|&t| !store.postings[t as usize].is_empty());
+        if required && tid.is_none() {
+            return None;
+        }
+        // Up to 64 requirements are enforced; more than that is not a real query.
+        let bit = (required && tid.is_some() && required_mask.count_ones() < 64).then(|| {
+            let b = required_mask.count_ones();
+            required_mask |= 1 << b;
+            b
+        });
+        let weight = match origin {
+            Origin::Word => {
+                let w = (count as f64).powf(tuning.query_tf_exponent);
+                if is_request_word(&term) {
+                    w * tuning.request_word_weight
+                } else {
+                    w
+                }
+            }
+            Origin::Exact => 1.0,
+            Origin::Phrase => tuning.phrase_weight,
+        };
+        if origin == Origin::Word
+            && tuning.prefix_weight > 0.0
+            && term.len() >= tuning.prefix_min_len
+            && term.bytes().all(|b| b.is_ascii_alphanumeric())
+        {
+            for (longer, id) in store
+                .terms_with_prefix(&term)
+                .take(MAX_PREFIX_EXPANSIONS)
+            {
+                // The more of the indexed word the query word covers, the more it counts.
+                let coverage = term.len() as f64 / longer.len() as f64;
+                terms.push(QueryTerm {
+                    tid: id,
+                    weight: weight * tuning.prefix_weight * coverage,
+                    required: None,
+                });
+            }
+        }
+        if let Some(tid) = tid {
+            terms.push(QueryTerm {
+                tid,
+                weight,
+                required: bit,
+            });
+        }
+    }
+    dedupe(&mut terms);
+    Some(ParsedQuery {
+        terms,
+        required_mask,
+    })
+}
+
+/// A word may be both typed and reached by prefix from a shorter query word: keep one entry
+/// per term, with the larger weight and any requirement.
+fn dedupe(terms: &mut Vec<QueryTerm>) {
+    let mut out: Vec<QueryTerm> = Vec::with_capacity(terms.len());
+    for t in terms.drain(..) {
+        match out.iter_mut().find(|o| o.tid == t.tid) {
+            Some(o) => {
+                o.weight = o.weight.max(t.weight);
+                o.required = o.required.or(t.required);
+            }
+            None => out.push(t),
+        }
+    }
+    *terms = out;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::SearchDoc;
+
+    fn store(names: &[&str]) -> Store {
+        let mut s = Store::default();
+        for n in names {
+            s.upsert(&SearchDoc {
+                name: n,
+                namespace: "ns",
+                namespace_label: "ns",
+                description: "cryptocurrency prices",
+                params: &[],
+            });
+        }
+        s
+    }
+
+    fn term_names(s: &Store, q: &ParsedQuery) -> Vec<String> {
+        let by_id: HashMap<u32, &str> = s.terms.iter().map(|(k, &v)| (v, &**k)).collect();
+        q.terms
+            .iter()
+            .map(|t| by_id[&t.tid].replace('\u{1}', "=").replace('\u{2}', "~"))
+            .collect()
+    }
+
+    #[test]
+    fn words_phrases_exact_keys_and_prefixes() {
+        let s = store(&["get_prices"]);
+        let q = parse(&s, "crypto prices get_prices", &Tuning::default()).unwrap();
+        let names = term_names(&s, &q);
+        assert!(names.contains(&"cryptocurrency".to_string()), "{names:?}");
+        assert!(names.contains(&"pric".to_string()));
+        assert!(names.contains(&"=get_prices".to_string()));
+        assert!(names.contains(&"~get pric".to_string()));
+        // The prefix expansion weighs less than a typed word.
+        let w = |n: &str| q.terms[names.iter().position(|x| x == n).unwrap()].weight;
+        assert!(w("cryptocurrency") < w("pric"));
+    }
+
+    #[test]
+    fn required_words_set_mask_bits() {
+        let s = store(&["get_prices"]);
+        let q = parse(&s, "+prices +cryptocurrency get", &Tuning::default()).unwrap();
+        assert_eq!(q.required_mask, 0b11);
+        assert!(parse(&s, "+nothing prices", &Tuning::default()).is_none());
+        assert_eq!(parse(&s, "+12345 prices", &Tuning::default()).unwrap().required_mask, 0);
+    }
+
+    #[test]
+    fn request_words_weigh_less() {
+        let s = store(&["help_prices"]);
+        let q = parse(&s, "help prices", &Tuning::default()).unwrap();
+        let names = term_names(&s, &q);
+        let w = |n: &str| q.terms[names.iter().position(|x| x == n).unwrap()].weight;
+        assert!(w("help") < w("pric"));
+    }
+}

@@ -1,0 +1,459 @@
+//! Behaviour tests for [`SearchIndex`]: each one pins a rule of the `tool_search` contract.
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use super::*;
+
+struct T {
+    name: &'static str,
+    ns: &'static str,
+    label: &'static str,
+    desc: &'static str,
+    params: Vec<(String, String)>,
+}
+
+fn tool(name: &'static str, ns: &'static str, desc: &'static str) -> T {
+    T {
+        name,
+        ns,
+        label: ns,
+        desc,
+        params: Vec::new(),
+    }
+}
+
+fn put(idx: &mut SearchIndex, t: &T) {
+    idx.upsert(&SearchDoc {
+        name: t.name,
+        namespace: t.ns,
+        namespace_label: t.label,
+        description: t.desc,
+        params: &t.params,
+    });
+}
+
+fn index(tools: &[T]) -> SearchIndex {
+    let mut idx = SearchIndex::new();
+    for t in tools {
+        put(&mut idx, t);
+    }
+    idx.store.check_invariants();
+    idx
+}
+
+fn names(hits: &[SearchHit]) -> Vec<&str> {
+    hits.iter().map(|h| h.name.as_str()).collect()
+}
+
+fn q(idx: &SearchIndex, query: &str) -> Vec<String> {
+    let opts = SearchOptions {
+        limit: 10,
+        ..Default::default()
+    };
+    idx.search(query, &opts)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.name)
+        .collect()
+}
+
+fn catalog() -> Vec<T> {
+    let mut gh = tool(
+        "github_create_issue",
+        "mcp:gh",
+        "Create a new issue in a GitHub repository",
+    );
+    gh.label = "mcp:GitHub";
+    gh.params = vec![
+        ("owner".into(), "Repository owner".into()),
+        ("title".into(), "Issue title".into()),
+    ];
+    vec![
+        gh,
+        tool("read_file", "fs", "Read the complete contents of a file from disk"),
+        tool("write_file", "fs", "Create or overwrite a file with new content"),
+        tool(
+            "list_directory",
+            "fs",
+            "List the entries of a folder; use read_file for contents",
+        ),
+        tool("web_search", "web", "Search the web for pages"),
+        tool("weather_now", "mcp:weather", "Current conditions for a city"),
+        tool("bing_search", "mcp:bing", "使用必应搜索指定的关键词，并返回搜索结果列表"),
+        tool("getHTTPStatus", "net", "Fetch a URL and report its status code"),
+    ]
+}
+
+#[test]
+fn name_hit_beats_description_hit() {
+    let idx = index(&[
+        tool("send_email", "mail", "Deliver a message to someone"),
+        tool("post_note", "notes", "Store a note; can also email it later"),
+    ]);
+    assert_eq!(q(&idx, "email"), ["send_email", "post_note"]);
+}
+
+#[test]
+fn exact_name_ranks_first() {
+    let idx = index(&catalog());
+    // `read_file` is also mentioned in list_directory's description and shares "file" with
+    // write_file; the exact name must still come first.
+    let hits = q(&idx, "read_file");
+    assert_eq!(hits[0], "read_file");
+    assert!(hits.contains(&"write_file".to_string()));
+}
+
+#[test]
+fn camel_case_and_acronym_names_are_searchable() {
+    let idx = index(&catalog());
+    assert_eq!(q(&idx, "http status")[0], "getHTTPStatus");
+    assert_eq!(q(&idx, "github issue")[0], "github_create_issue");
+}
+
+#[test]
+fn namespace_label_and_params_are_indexed() {
+    let idx = index(&catalog());
+    // "GitHub" only appears in the label and description; "owner" only in a parameter.
+    assert_eq!(q(&idx, "owner"), ["github_create_issue"]);
+    let mut idx2 = SearchIndex::new();
+    let t = T {
+        name: "create_ticket",
+        ns: "mcp:x1",
+        label: "mcp:Jira",
+        desc: "Open a ticket",
+        params: vec![],
+    };
+    put(&mut idx2, &t);
+    put(&mut idx2, &tool("create_page", "mcp:x2", "Open a page"));
+    assert_eq!(q(&idx2, "jira"), ["create_ticket"]);
+}
+
+#[test]
+fn stemming_matches_inflections() {
+    let idx = index(&catalog());
+    assert_eq!(q(&idx, "creating issues")[0], "github_create_issue");
+    assert!(q(&idx, "directories listing").contains(&"list_directory".to_string()));
+}
+
+#[test]
+fn chinese_query_finds_chinese_description() {
+    let idx = index(&catalog());
+    assert_eq!(q(&idx, "搜索关键词"), ["bing_search"]);
+    assert_eq!(q(&idx, "必应"), ["bing_search"]);
+}
+
+#[test]
+fn accents_fold() {
+    let idx = index(&[tool("cafe_menu", "food", "Menu du café")]);
+    assert_eq!(q(&idx, "CAFÉ"), ["cafe_menu"]);
+    assert_eq!(q(&idx, "cafe"), ["cafe_menu"]);
+}
+
+#[test]
+fn select_returns_named_tools_in_order() {
+    let idx = index(&catalog());
+    let opts = SearchOptions::default();
+    let hits = idx
+        .search("select:web_search, read_file,nope,read_file", &opts)
+        .unwrap();
+    assert_eq!(names(&hits), ["web_search", "read_file"]);
+    assert!(hits.iter().all(|h| h.score == 1.0));
+    // Filters still apply.
+    let only_fs = SearchOptions {
+        namespace: Some("fs"),
+        ..Default::default()
+    };
+    let hits = idx.search("select:web_search,read_file", &only_fs).unwrap();
+    assert_eq!(names(&hits), ["read_file"]);
+}
+
+#[test]
+fn plus_marks_required_terms() {
+    let idx = index(&catalog());
+    let all = q(&idx, "file search");
+    assert!(all.contains(&"web_search".to_string()) && all.contains(&"read_file".to_string()));
+    assert_eq!(q(&idx, "file +search"), ["web_search", "bing_search"]);
+    // A required word nobody has means no results, even if other words match.
+    assert!(q(&idx, "file +zzzunknown").is_empty());
+    // A phone number is not a requirement.
+    assert!(!q(&idx, "file +447800123456").is_empty());
+}
+
+#[test]
+fn no_match_returns_empty() {
+    let idx = index(&catalog());
+    assert!(q(&idx, "the of and to").is_empty());
+    assert!(q(&idx, "xylophone quasar").is_empty());
+    assert!(q(&idx, "!!! ???").is_empty());
+}
+
+#[test]
+fn browse_orders_by_label_then_name_and_truncates() {
+    let idx = index(&catalog());
+    let opts = SearchOptions {
+        limit: 100,
+        ..Default::default()
+    };
+    let hits = idx.search("   ", &opts).unwrap();
+    assert_eq!(hits.len(), 8);
+    assert!(hits.iter().all(|h| h.score == 0.0));
+    assert_eq!(
+        names(&hits),
+        [
+            "list_directory",
+            "read_file",
+            "write_file",
+            "github_create_issue",
+            "bing_search",
+            "weather_now",
+            "getHTTPStatus",
+            "web_search"
+        ]
+    );
+    let two = SearchOptions {
+        limit: 2,
+        ..Default::default()
+    };
+    assert_eq!(
+        names(&idx.search("", &two).unwrap()),
+        ["list_directory", "read_file"]
+    );
+}
+
+#[test]
+fn namespace_filter_matches_namespace_or_label() {
+    let idx = index(&catalog());
+    let by_id = SearchOptions {
+        namespace: Some("mcp:gh"),
+        limit: 10,
+        ..Default::default()
+    };
+    let by_label = SearchOptions {
+        namespace: Some("mcp:GitHub"),
+        ..by_id
+    };
+    assert_eq!(names(&idx.search("create", &by_id).unwrap()), ["github_create_issue"]);
+    assert_eq!(names(&idx.search("create", &by_label).unwrap()), ["github_create_issue"]);
+    assert_eq!(names(&idx.search("", &by_label).unwrap()), ["github_create_issue"]);
+    let none = SearchOptions {
+        namespace: Some("mcp:GitHu"),
+        ..by_id
+    };
+    assert!(idx.search("create", &none).unwrap().is_empty());
+}
+
+#[test]
+fn allowed_set_restricts_results() {
+    let idx = index(&catalog());
+    let allowed: HashSet<String> = ["write_file".to_string()].into();
+    let opts = SearchOptions {
+        allowed: Some(&allowed),
+        limit: 10,
+        ..Default::default()
+    };
+    assert_eq!(names(&idx.search("file", &opts).unwrap()), ["write_file"]);
+    assert_eq!(names(&idx.search("", &opts).unwrap()), ["write_file"]);
+    assert!(idx.search("select:read_file", &opts).unwrap().is_empty());
+    let rx = SearchOptions {
+        mode: SearchMode::Regex,
+        ..opts
+    };
+    assert_eq!(names(&idx.search("file", &rx).unwrap()), ["write_file"]);
+}
+
+#[test]
+fn limit_truncates_ranked_results() {
+    let idx = index(&catalog());
+    let one = SearchOptions {
+        limit: 1,
+        ..Default::default()
+    };
+    assert_eq!(idx.search("file", &one).unwrap().len(), 1);
+    let zero = SearchOptions {
+        limit: 0,
+        ..Default::default()
+    };
+    assert!(idx.search("file", &zero).unwrap().is_empty());
+}
+
+#[test]
+fn results_are_sorted_by_score_then_name() {
+    let idx = index(&[
+        tool("b_tool", "x", "alpha"),
+        tool("a_tool", "x", "alpha"),
+        tool("c_tool", "x", "alpha alpha beta"),
+    ]);
+    let opts = SearchOptions {
+        limit: 10,
+        ..Default::default()
+    };
+    let hits = idx.search("alpha", &opts).unwrap();
+    assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+    let pos = |n: &str| hits.iter().position(|h| h.name == n).unwrap();
+    assert_eq!(hits[pos("a_tool")].score, hits[pos("b_tool")].score);
+    assert_eq!(pos("a_tool") + 1, pos("b_tool"));
+}
+
+#[test]
+fn upsert_replaces_old_text() {
+    let mut idx = index(&catalog());
+    assert_eq!(q(&idx, "conditions"), ["weather_now"]);
+    put(
+        &mut idx,
+        &tool("weather_now", "mcp:weather", "Forecast temperatures for tomorrow"),
+    );
+    idx.store.check_invariants();
+    assert_eq!(idx.len(), 8);
+    assert!(q(&idx, "conditions").is_empty());
+    assert_eq!(q(&idx, "forecast"), ["weather_now"]);
+}
+
+#[test]
+fn remove_deletes_and_reports() {
+    let mut idx = index(&catalog());
+    assert!(idx.remove("web_search"));
+    assert!(!idx.remove("web_search"));
+    idx.store.check_invariants();
+    assert_eq!(idx.len(), 7);
+    assert!(!idx.contains("web_search"));
+    assert!(!q(&idx, "web").contains(&"web_search".to_string()));
+    assert!(idx.search("select:web_search", &SearchOptions::default()).unwrap().is_empty());
+    // The freed slot is reused and the new tool is found.
+    put(&mut idx, &tool("web_fetch", "web", "Fetch one web page"));
+    idx.store.check_invariants();
+    assert_eq!(q(&idx, "fetch page")[0], "web_fetch");
+}
+
+#[test]
+fn churn_keeps_bookkeeping_consistent() {
+    let mut idx = SearchIndex::new();
+    let words = ["alpha", "beta", "gamma", "delta", "file", "search", "issue", "天气"];
+    let mut state = 12345u64;
+    let mut next = || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) as usize
+    };
+    let mut names = Vec::new();
+    for i in 0..300 {
+        let name = format!("tool_{}", next() % 60);
+        let desc: Vec<&str> = (0..1 + next() % 6).map(|_| words[next() % words.len()]).collect();
+        let ns = format!("ns{}", next() % 5);
+        let params = vec![(words[next() % words.len()].to_string(), desc.join(" "))];
+        idx.upsert(&SearchDoc {
+            name: &name,
+            namespace: &ns,
+            namespace_label: &ns,
+            description: &desc.join(" "),
+            params: &params,
+        });
+        names.push(name);
+        if i % 3 == 0 {
+            let victim = &names[next() % names.len()];
+            idx.remove(victim);
+        }
+        idx.store.check_invariants();
+    }
+    // Every live tool is still findable by its exact name.
+    for (_, d) in idx.store.live_docs() {
+        assert_eq!(q(&idx, &d.name)[0], d.name);
+    }
+}
+
+#[test]
+fn namespace_pool_lifts_sibling_tools() {
+    let tools = [
+        tool("track", "n1", "Track a parcel shipment by number"),
+        tool("state_y", "n1", "Current state"),
+        tool("state_x", "n2", "Current state"),
+    ];
+    // Without pooling the two state tools tie on their own text and the name decides.
+    let off = Tuning {
+        namespace_pool: 0.0,
+        ..Tuning::default()
+    };
+    let mut idx = SearchIndex::with_tuning(off);
+    tools.iter().for_each(|t| put(&mut idx, t));
+    assert_eq!(q(&idx, "parcel state")[1..], ["state_x", "state_y"]);
+    // With pooling, the sibling of the parcel tracker wins: its namespace is about parcels.
+    let on = Tuning {
+        namespace_pool: 0.5,
+        ..Tuning::default()
+    };
+    let mut idx = SearchIndex::with_tuning(on);
+    tools.iter().for_each(|t| put(&mut idx, t));
+    idx.store.check_invariants();
+    let hits = q(&idx, "parcel state");
+    let pos = |n: &str| hits.iter().position(|h| h == n).unwrap();
+    assert!(pos("state_y") < pos("state_x"), "{hits:?}");
+}
+
+#[test]
+fn regex_mode_ranks_name_matches_first() {
+    let idx = index(&catalog());
+    let rx = SearchOptions {
+        mode: SearchMode::Regex,
+        limit: 10,
+        ..Default::default()
+    };
+    let hits = idx.search("READ_?FILE", &rx).unwrap();
+    // read_file matches by name (and not its description); list_directory only by description.
+    assert_eq!(names(&hits), ["read_file", "list_directory"]);
+    assert!(hits[0].score > hits[1].score);
+    assert_eq!(names(&idx.search("^web_", &rx).unwrap()), ["web_search"]);
+    assert_eq!(names(&idx.search("必应", &rx).unwrap()), ["bing_search"]);
+}
+
+#[test]
+fn regex_rejects_long_and_invalid_patterns() {
+    let idx = index(&catalog());
+    let rx = SearchOptions {
+        mode: SearchMode::Regex,
+        ..Default::default()
+    };
+    let long = "a".repeat(MAX_REGEX_LEN + 1);
+    match idx.search(&long, &rx) {
+        Err(SearchError::RegexTooLong { len, max }) => {
+            assert_eq!((len, max), (MAX_REGEX_LEN + 1, MAX_REGEX_LEN));
+        }
+        other => panic!("expected RegexTooLong, got {other:?}"),
+    }
+    assert!(idx.search(&"a".repeat(MAX_REGEX_LEN), &rx).is_ok());
+    let err = idx.search("read_(file", &rx).unwrap_err();
+    assert!(matches!(err, SearchError::InvalidRegex(_)));
+    assert!(err.to_string().starts_with("invalid regex pattern:"), "{err}");
+    // A pattern that compiles to a huge program is refused, not built.
+    let err = idx.search(r"\w{1000}\w{1000}\w{1000}", &rx).unwrap_err();
+    assert!(matches!(err, SearchError::RegexTooComplex { .. }), "{err:?}");
+}
+
+#[test]
+fn regex_has_no_catastrophic_backtracking() {
+    let long = format!("{}!", "a".repeat(50_000));
+    let mut idx = SearchIndex::new();
+    let params = Vec::new();
+    idx.upsert(&SearchDoc {
+        name: "victim",
+        namespace: "x",
+        namespace_label: "x",
+        description: &long,
+        params: &params,
+    });
+    let rx = SearchOptions {
+        mode: SearchMode::Regex,
+        ..Default::default()
+    };
+    let start = Instant::now();
+    // The text ends in `!`, so a backtracking engine tries ~2^50000 ways to split the `a`s
+    // before failing; a linear-time engine answers in milliseconds.
+    assert!(idx.search("(a+)+$", &rx).unwrap().is_empty());
+    assert!(idx.search("(a|aa)+b", &rx).unwrap().is_empty());
+    assert!(start.elapsed().as_secs_f64() < 2.0, "{:?}", start.elapsed());
+    assert_eq!(names(&idx.search("(a+)+!$", &rx).unwrap()), ["victim"]);
+}
+
+#[test]
+fn search_index_is_send_sync_default() {
+    fn check<T: Send + Sync + Default>() {}
+    check::<SearchIndex>();
+}

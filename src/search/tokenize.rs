@@ -1,0 +1,466 @@
+//! Text analysis shared by indexing and querying.
+//!
+//! Tool text is mostly identifiers (`github_create_issue`, `readFile`, `HTTPServer`) mixed with
+//! prose, sometimes Chinese/Japanese/Korean. Both sides of the index must be analysed by exactly
+//! the same function, so every rule here is deterministic and context-free: fold (case, accents),
+//! split identifiers, drop stopwords, stem lightly. CJK runs have no spaces, so they become
+//! overlapping character bigrams — the usual dependency-free way to make CJK text searchable.
+
+use std::borrow::Cow;
+
+/// What kind of term [`analyze_tagged`] emitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TermKind {
+    /// A word or identifier part, in text order (these form phrases).
+    Word,
+    /// The joined form of a split identifier (`GitHub` → `github`), emitted after its parts.
+    Compound,
+    /// A CJK bigram or single character.
+    Cjk,
+}
+
+/// Calls `emit` with every analysed term of `text`, in order (duplicates included, so the
+/// caller can count term frequencies).
+///
+/// A camelCase or letter/digit compound (`GitHub`, `base64`) emits its parts *and* the joined
+/// word, because users type brand names both ways (`github`, `git hub`).
+pub fn analyze(text: &str, mut emit: impl FnMut(&str)) {
+    analyze_tagged(text, |t, _| emit(t));
+}
+
+/// [`analyze`], also telling what kind of term each one is.
+pub fn analyze_tagged(text: &str, mut emit: impl FnMut(&str, TermKind)) {
+    let mut folded = String::with_capacity(text.len());
+    fold_into(text, &mut folded);
+    let mut lower = String::new();
+    for run in Runs::new(&folded) {
+        match run {
+            Run::Cjk(s) => cjk_terms(s, &mut |t| emit(t, TermKind::Cjk)),
+            Run::Word(s) => {
+                let mut parts = 0usize;
+                for part in IdentParts::new(s) {
+                    parts += 1;
+                    emit_word(part, &mut lower, &mut |t| emit(t, TermKind::Word));
+                }
+                if parts > 1 {
+                    emit_word(s, &mut lower, &mut |t| emit(t, TermKind::Compound));
+                }
+            }
+        }
+    }
+}
+
+/// First character of every phrase term.
+pub const PHRASE_MARK: char = '\u{2}';
+
+/// The term for two adjacent words (`channel clips`), so a query that repeats a name's or a
+/// description's word order gets credit for the phrase, not just the words. The prefix byte
+/// keeps phrase terms apart from words.
+pub fn phrase_key(first: &str, second: &str) -> String {
+    let mut key = String::with_capacity(first.len() + second.len() + 2);
+    key.push(PHRASE_MARK);
+    key.push_str(first);
+    key.push(' ');
+    key.push_str(second);
+    key
+}
+
+/// Collects [`analyze`] output into owned strings (tests, small inputs).
+pub fn analyze_to_vec(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    analyze(text, |t| out.push(t.to_owned()));
+    out
+}
+
+/// The whole-name key: folded and lowercased, separators kept. Indexed as one extra term so an
+/// exact-name query (`read_file`) ranks that tool first; a query word is compared with the same
+/// function.
+pub fn exact_key(name: &str) -> String {
+    let mut folded = String::with_capacity(name.len());
+    fold_into(name, &mut folded);
+    let trimmed = folded.trim_matches(|c: char| !c.is_alphanumeric());
+    let mut key = String::with_capacity(trimmed.len() + 1);
+    // A prefix byte keeps whole-name keys apart from ordinary words (`weather` the tool name vs
+    // `weather` the word); both live in one term dictionary.
+    key.push('\u{1}');
+    for c in trimmed.chars() {
+        key.push(c.to_ascii_lowercase());
+    }
+    key
+}
+
+/// Lowercase, stopword-filter and stem one ASCII word part, then emit it.
+fn emit_word(word: &str, buf: &mut String, emit: &mut impl FnMut(&str)) {
+    buf.clear();
+    buf.extend(word.chars().map(|c| c.to_ascii_lowercase()));
+    if is_stopword(buf) {
+        return;
+    }
+    let stemmed = stem(buf);
+    emit(&stemmed);
+}
+
+/// Emit CJK terms for a run of Han/Kana/Hangul characters: overlapping bigrams, or the single
+/// character when the run has only one.
+fn cjk_terms(run: &str, emit: &mut impl FnMut(&str)) {
+    let mut it = run.char_indices().peekable();
+    let mut count = 0;
+    while let Some((i, c)) = it.next() {
+        count += 1;
+        if let Some(&(j, d)) = it.peek() {
+            emit(&run[i..j + d.len_utf8()]);
+        } else if count == 1 {
+            emit(&run[i..i + c.len_utf8()]);
+        }
+    }
+}
+
+/// Han, Hiragana, Katakana and Hangul: scripts written without spaces between words.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF   // Hiragana, Katakana
+        | 0x31F0..=0x31FF // Katakana phonetic extensions
+        | 0x3400..=0x4DBF // CJK extension A
+        | 0x4E00..=0x9FFF // CJK unified ideographs
+        | 0xF900..=0xFAFF // CJK compatibility ideographs
+        | 0x1100..=0x11FF // Hangul Jamo
+        | 0x3130..=0x318F // Hangul compatibility Jamo
+        | 0xAC00..=0xD7AF // Hangul syllables
+        | 0x20000..=0x2FA1F // CJK extensions B.. and compatibility supplement
+    )
+}
+
+/// Folds accents and other Latin-like letters to ASCII (`é`→`e`, `ß`→`ss`, full-width `Ａ`→`A`)
+/// while keeping case (needed for camelCase splitting) and keeping CJK characters as they are
+/// (transliterating them would destroy the bigram matching).
+fn fold_into(text: &str, out: &mut String) {
+    for c in text.chars() {
+        if c.is_ascii() || is_cjk(c) {
+            out.push(c);
+        } else if let Some(s) = deunicode::deunicode_char(c) {
+            // deunicode may map punctuation to ASCII punctuation or letters to several letters.
+            out.push_str(s);
+        } else {
+            out.push(' ');
+        }
+    }
+}
+
+enum Run<'a> {
+    Word(&'a str),
+    Cjk(&'a str),
+}
+
+/// Splits folded text into maximal ASCII-alphanumeric runs and CJK runs; everything else
+/// (spaces, `_ - . / :` and punctuation) separates.
+struct Runs<'a> {
+    s: &'a str,
+    pos: usize,
+}
+
+impl<'a> Runs<'a> {
+    fn new(s: &'a str) -> Self {
+        Runs { s, pos: 0 }
+    }
+}
+
+impl<'a> Iterator for Runs<'a> {
+    type Item = Run<'a>;
+    fn next(&mut self) -> Option<Run<'a>> {
+        let rest = &self.s[self.pos..];
+        let start = rest.find(|c: char| c.is_ascii_alphanumeric() || is_cjk(c))?;
+        let first = rest[start..].chars().next()?;
+        let cjk = is_cjk(first);
+        let len = rest[start..]
+            .find(|c: char| {
+                if cjk {
+                    !is_cjk(c)
+                } else {
+                    !c.is_ascii_alphanumeric()
+                }
+            })
+            .unwrap_or(rest.len() - start);
+        let piece = &rest[start..start + len];
+        self.pos += start + len;
+        Some(if cjk { Run::Cjk(piece) } else { Run::Word(piece) })
+    }
+}
+
+/// Splits one ASCII alphanumeric run at camelCase, acronym and letter/digit boundaries:
+/// `getHTTPServer2` → `get`, `HTTP`, `Server`, `2`.
+struct IdentParts<'a> {
+    s: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> IdentParts<'a> {
+    fn new(s: &'a str) -> Self {
+        IdentParts {
+            s: s.as_bytes(),
+            pos: 0,
+        }
+    }
+}
+
+impl<'a> Iterator for IdentParts<'a> {
+    type Item = &'a str;
+    fn next(&mut self) -> Option<&'a str> {
+        let s = self.s;
+        if self.pos >= s.len() {
+            return None;
+        }
+        let start = self.pos;
+        let mut i = start + 1;
+        while i < s.len() {
+            let (p, c) = (s[i - 1], s[i]);
+            let boundary = (p.is_ascii_lowercase() && c.is_ascii_uppercase())
+                || (p.is_ascii_alphabetic() && c.is_ascii_digit())
+                || (p.is_ascii_digit() && c.is_ascii_alphabetic())
+                || (p.is_ascii_uppercase()
+                    && c.is_ascii_uppercase()
+                    && s.get(i + 1).is_some_and(|n| n.is_ascii_lowercase()));
+            if boundary {
+                break;
+            }
+            i += 1;
+        }
+        self.pos = i;
+        // Only ASCII bytes are in a run, so any byte index is a char boundary.
+        std::str::from_utf8(&s[start..i]).ok()
+    }
+}
+
+/// English function words plus request filler ("please", "can you") that carry no tool
+/// meaning. Kept short on purpose: IDF already discounts frequent words, and a long list risks
+/// removing words that are tool names ("show", "find", "get" are kept).
+const STOPWORDS: &[&str] = &[
+    "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as",
+    "at", "be", "been", "before", "being", "both", "but", "by", "can", "could", "d", "did", "do",
+    "does", "doing", "each", "eg", "etc", "for", "from", "had", "has", "have", "having", "he",
+    "her", "here", "hers", "him", "his", "how", "i", "ie", "if", "im", "in", "into", "is", "it",
+    "its", "itself", "just", "let", "ll", "m", "me", "might", "more", "most", "must", "my", "myself",
+    "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "please", "re",
+    "s", "shall", "she", "should", "so", "some", "such", "t", "than", "that", "the", "their",
+    "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too",
+    "up", "us", "ve", "very", "was", "we", "were", "what", "when", "where", "which", "while",
+    "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
+];
+
+/// Words of request phrasing ("can you *provide* *information* on…", "I *need* *help*…") that
+/// are common in any user request but say little about which tool is wanted. They are not
+/// dropped (many tools are named `get_*`, `list_*`, `find_*`), only weighted down in queries,
+/// because a catalog where few tools say "provide" would otherwise give them a high IDF.
+const REQUEST_WORDS: &[&str] = &[
+    "able", "additionally", "any", "anything", "appreciate", "assist", "available", "best",
+    "certain", "check", "currently", "detail", "details", "different", "else", "every", "find",
+    "get", "give", "go", "good", "great", "help", "info", "information", "interested", "kindly",
+    "know", "like", "looking", "make", "many", "much", "need", "particular", "possible",
+    "provide", "recommend", "recommendation", "recommendations", "share", "show", "something",
+    "specific", "sure", "tell", "thank", "thanks", "various", "want", "way", "ways",
+];
+
+/// True when the analysed query term `term` is a stemmed request word (see `REQUEST_WORDS`).
+pub fn is_request_word(term: &str) -> bool {
+    static STEMS: std::sync::OnceLock<std::collections::HashSet<String>> =
+        std::sync::OnceLock::new();
+    STEMS
+        .get_or_init(|| REQUEST_WORDS.iter().map(|w| stem(w).into_owned()).collect())
+        .contains(term)
+}
+
+/// True when `w` (lowercase ASCII) is a stopword.
+pub fn is_stopword(w: &str) -> bool {
+    STOPWORDS.binary_search(&w).is_ok()
+}
+
+fn has_vowel(s: &str) -> bool {
+    s.bytes().any(|b| matches!(b, b'a' | b'e' | b'i' | b'o' | b'u' | b'y'))
+}
+
+/// Light, deterministic English stemmer: plural `-s/-es/-ies`, `-ing`, `-ed/-ied`, and a final
+/// silent `-e`, so `creates`, `created`, `creating` and `create` all become `creat`.
+///
+/// Deliberately much smaller than Porter: tool text is short and full of identifiers and brand
+/// names, and aggressive suffix stripping merges unrelated words. Words of 3 letters or fewer,
+/// digits and non-ASCII terms are returned unchanged.
+pub fn stem(w: &str) -> Cow<'_, str> {
+    if w.len() <= 3 || !w.bytes().all(|b| b.is_ascii_lowercase()) {
+        return Cow::Borrowed(w);
+    }
+    let mut s: Cow<'_, str> = Cow::Borrowed(w);
+    // Step 1: plurals.
+    if let Some(base) = w.strip_suffix("ies").filter(|b| b.len() >= 2) {
+        s = Cow::Owned(format!("{base}y"));
+    } else if let Some(base) = w.strip_suffix("sses") {
+        s = Cow::Owned(format!("{base}ss"));
+    } else if w.ends_with("ss") || w.ends_with("us") || w.ends_with("is") {
+        // `address`, `status`, `analysis`: not plurals.
+    } else if let Some(base) = ["xes", "ches", "shes"]
+        .iter()
+        .find_map(|suf| w.strip_suffix(suf).map(|b| (b, suf)))
+    {
+        let (b, suf) = base;
+        s = Cow::Owned(format!("{b}{}", &suf[..suf.len() - 2]));
+    } else if let Some(base) = w.strip_suffix('s') {
+        s = Cow::Borrowed(base);
+    }
+    // Step 2: -ied / -ed / -ing (only when what is left still looks like a word).
+    let cur: &str = &s;
+    let stripped = if let Some(base) = cur.strip_suffix("ied").filter(|b| b.len() >= 2) {
+        Some(format!("{base}y"))
+    } else if let Some(base) = cur
+        .strip_suffix("ed")
+        .filter(|b| b.len() >= 3 && !b.ends_with('e') && has_vowel(b))
+    {
+        Some(undouble(base).to_owned())
+    } else {
+        cur.strip_suffix("ing")
+            .filter(|b| b.len() >= 3 && has_vowel(b))
+            .map(|base| undouble(base).to_owned())
+    };
+    if let Some(st) = stripped {
+        return Cow::Owned(st);
+    }
+    // Step 3: silent final e (`create` ↔ `creat`-ed), not `-ee` (`free`).
+    if s.len() >= 4 && s.ends_with('e') && !s.ends_with("ee") {
+        let n = s.len() - 1;
+        return match s {
+            Cow::Borrowed(b) => Cow::Borrowed(&b[..n]),
+            Cow::Owned(mut o) => {
+                o.truncate(n);
+                Cow::Owned(o)
+            }
+        };
+    }
+    s
+}
+
+/// `stopp` → `stop`, `runn` → `run`; keeps `ll`, `ss`, `zz` (`call`, `pass`, `buzz`).
+fn undouble(s: &str) -> &str {
+    let b = s.as_bytes();
+    let n = b.len();
+    if n >= 3 && b[n - 1] == b[n - 2] && !matches!(b[n - 1], b'l' | b's' | b'z' | b'a' | b'e' | b'i' | b'o' | b'u') {
+        &s[..n - 1]
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> Vec<String> {
+        analyze_to_vec(s)
+    }
+
+    #[test]
+    fn stopword_list_is_sorted() {
+        // `is_stopword` relies on binary search.
+        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn splits_snake_kebab_dotted_slashed() {
+        assert_eq!(t("read_file"), ["read", "fil"]);
+        assert_eq!(t("github-create-issue"), ["github", "creat", "issu"]);
+        assert_eq!(t("fs.readdir/list"), ["fs", "readdir", "list"]);
+    }
+
+    #[test]
+    fn splits_camel_and_pascal_and_keeps_compound() {
+        assert_eq!(t("readFile"), ["read", "fil", "readfil"]);
+        assert_eq!(t("GitHub"), ["git", "hub", "github"]);
+    }
+
+    #[test]
+    fn splits_acronyms() {
+        assert_eq!(t("HTTPServer"), ["http", "server", "httpserver"]);
+        assert_eq!(t("getURLForID"), ["get", "url", "id", "geturlforid"]);
+        assert_eq!(t("parseJSON"), ["pars", "json", "parsejson"]);
+    }
+
+    #[test]
+    fn splits_digits() {
+        assert_eq!(t("base64"), ["bas", "64", "base64"]);
+        assert_eq!(t("oauth2Token"), ["oauth", "2", "token", "oauth2token"]);
+        assert_eq!(t("2024"), ["2024"]);
+    }
+
+    #[test]
+    fn folds_case_and_accents() {
+        assert_eq!(t("Café Überweisung"), ["caf", "uberweisung"]);
+        assert_eq!(t("ÉCOLE"), t("ecole"));
+        assert_eq!(t("Straße"), ["strass"]);
+    }
+
+    #[test]
+    fn cjk_bigrams_and_unigrams() {
+        assert_eq!(t("搜索关键词"), ["搜索", "索关", "关键", "键词"]);
+        assert_eq!(t("天"), ["天"]);
+        // CJK and Latin in one string split at the script change; CJK punctuation separates.
+        assert_eq!(t("必应search，天气"), ["必应", "search", "天气"]);
+        assert_eq!(t("ファイル"), ["ファ", "ァイ", "イル"]);
+        assert_eq!(t("검색"), ["검색"]);
+    }
+
+    #[test]
+    fn drops_stopwords() {
+        assert_eq!(t("Can you please get me the weather"), ["get", "weather"]);
+        assert!(t("the of and to").is_empty());
+        assert!(t("Messi's").iter().all(|w| w != "s"));
+    }
+
+    #[test]
+    fn stems_lightly_and_consistently() {
+        for (a, b) in [
+            ("files", "file"),
+            ("queries", "query"),
+            ("creating", "create"),
+            ("created", "creates"),
+            ("matches", "match"),
+            ("running", "run"),
+            ("stopped", "stop"),
+            ("updated", "update"),
+            ("applied", "apply"),
+        ] {
+            assert_eq!(stem(a), stem(b), "{a} vs {b}");
+        }
+        // Not plurals / not verbs.
+        assert_eq!(stem("status"), "status");
+        assert_eq!(stem("address"), "address");
+        assert_eq!(stem("analysis"), "analysis");
+        assert_eq!(stem("string"), "string");
+        assert_eq!(stem("speed"), "speed");
+        assert_eq!(stem("call"), "call");
+        assert_eq!(stem("calling"), "call");
+        assert_eq!(stem("free"), "free");
+        // Short words, digits and CJK are untouched.
+        assert_eq!(stem("gas"), "gas");
+        assert_eq!(stem("v2"), "v2");
+        assert_eq!(stem("天气"), "天气");
+    }
+
+    #[test]
+    fn tags_words_compounds_and_cjk() {
+        let mut out = Vec::new();
+        analyze_tagged("getUser 天气", |t, k| out.push((t.to_owned(), k)));
+        assert_eq!(
+            out,
+            [
+                ("get".to_owned(), TermKind::Word),
+                ("user".to_owned(), TermKind::Word),
+                ("getuser".to_owned(), TermKind::Compound),
+                ("天气".to_owned(), TermKind::Cjk),
+            ]
+        );
+        assert_ne!(phrase_key("a", "b"), phrase_key("a b", ""));
+    }
+
+    #[test]
+    fn exact_key_is_folded_and_marked() {
+        assert_eq!(exact_key("Read_File"), "\u{1}read_file");
+        assert_eq!(exact_key("\"read_file\","), exact_key("read_file"));
+        assert_ne!(exact_key("weather"), "weather");
+    }
+}
