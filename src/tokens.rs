@@ -159,6 +159,39 @@ mod tests {
         }
     }
 
+    /// Real tool definitions as providers receive them, from the committed MCP captures.
+    fn fixture_definitions() -> Vec<String> {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
+        let mut out = Vec::new();
+        for file in ["everything", "filesystem", "memory", "github"] {
+            let text = std::fs::read_to_string(format!("{dir}/{file}.tools_list.json")).unwrap();
+            let capture: serde_json::Value = serde_json::from_str(&text).unwrap();
+            for tool in capture["tools"].as_array().unwrap() {
+                out.push(
+                    serde_json::json!({
+                        "name": tool["name"],
+                        "description": tool["description"],
+                        "input_schema": tool["inputSchema"],
+                    })
+                    .to_string(),
+                );
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn counts_equal_tiktoken_on_real_tool_definitions() {
+        let definitions = fixture_definitions();
+        assert_eq!(definitions.len(), 62);
+        for encoding in Encoding::ALL {
+            let many = count_many(&definitions, encoding);
+            for (text, counted) in definitions.iter().zip(many) {
+                assert_eq!(counted, tiktoken(text, encoding), "{encoding:?} {text}");
+            }
+        }
+    }
+
     #[test]
     fn encodings_differ_on_the_same_text() {
         let text = "北京天气怎么样？请查询今天的天气预报。";

@@ -28,6 +28,31 @@ const IMPLICIT_BOUNDS: [f64; 4] = [
 
 static ANY_SCHEMA: Value = Value::Bool(true);
 
+/// Step allowance for one structural question (object view, item schema, type name), so wide
+/// unions of `$ref`s cannot make a single question exponential.
+struct Budget {
+    left: usize,
+    exhausted: bool,
+}
+
+impl Budget {
+    fn new() -> Self {
+        Budget {
+            left: 256,
+            exhausted: false,
+        }
+    }
+
+    fn spend(&mut self) -> bool {
+        if self.left == 0 {
+            self.exhausted = true;
+            return false;
+        }
+        self.left -= 1;
+        true
+    }
+}
+
 /// The tool's signature as JSDoc: summary, one `@param` per parameter (sorted, with type,
 /// required/optional, enum values, default, format, nested objects and array items), and a
 /// `function name(params) {}` line.
@@ -91,7 +116,7 @@ fn render(name: &str, description: &str, schema: &Value) -> Rendered {
         ref_stack: Vec::new(),
         hidden: false,
     };
-    let root_type = match renderer.type_name(schema, 0).as_str() {
+    let root_type = match renderer.type_name(schema, 0, &mut Budget::new()).as_str() {
         "*" => "Object".to_owned(),
         other => other.to_owned(),
     };
@@ -136,17 +161,21 @@ impl<'a> Renderer<'a> {
             return;
         }
         let refs = ref_chain(self.root, site);
+        let mut budget = Budget::new();
+        let view = object_view(self.root, site, &mut budget);
+        let items = match view {
+            Some(_) => None,
+            None => array_items(self.root, site, &mut budget),
+        };
+        self.hidden |= budget.exhausted;
         if refs.iter().any(|r| self.ref_stack.contains(r)) {
             // A recursive type: its shape is already listed above this point.
-            if object_view(self.root, site, 0).is_some() || array_items(self.root, site, 0).is_some()
-            {
-                self.hidden = true;
-            }
+            self.hidden |= view.is_some() || items.is_some();
             return;
         }
         let pushed = refs.len();
         self.ref_stack.extend(refs);
-        if let Some(view) = object_view(self.root, site, 0) {
+        if let Some(view) = view {
             if depth > MAX_NESTING_DEPTH {
                 self.hidden |= !view.properties.is_empty();
             } else {
@@ -163,18 +192,25 @@ impl<'a> Renderer<'a> {
                     self.children(&path, property, depth + 1, level + 1);
                 }
             }
-        } else if let Some(items) = array_items(self.root, site, 0) {
+        } else if let Some(items) = items {
             self.children(&format!("{prefix}[]"), items, depth, level + 1);
         }
         self.ref_stack.truncate(self.ref_stack.len() - pushed);
     }
 
     fn param_line(&mut self, path: &str, site: &'a Value, required: bool) {
-        let type_name = self.type_name(site, 0);
+        let mut budget = Budget::new();
+        let type_name = self.type_name(site, 0, &mut budget);
+        self.hidden |= budget.exhausted;
         let default = annotation(self.root, site, "default");
         let mut tail: Vec<String> = Vec::new();
         if let Some(text) = annotation(self.root, site, "description").and_then(Value::as_str) {
-            let first = sanitize(text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or(""));
+            let first = sanitize(
+                text.lines()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+                    .unwrap_or(""),
+            );
             if !first.is_empty() {
                 tail.push(first);
             }
@@ -204,8 +240,8 @@ impl<'a> Renderer<'a> {
     /// The JSDoc type: `string`, `number` (also for integer), `boolean`, `null`, `Object`,
     /// `Array<item>`, enum/const values JSON-quoted and joined with `|`, unions joined with `|`,
     /// `*` when unknown.
-    fn type_name(&self, site: &Value, depth: usize) -> String {
-        if depth > MAX_TYPE_DEPTH {
+    fn type_name(&self, site: &Value, depth: usize, budget: &mut Budget) -> String {
+        if depth > MAX_TYPE_DEPTH || !budget.spend() {
             return "*".to_owned();
         }
         let (schema, _) = deref(self.root, site);
@@ -222,13 +258,13 @@ impl<'a> Renderer<'a> {
             return join_unique(options.iter().map(|v| sanitize(&v.to_string())));
         }
         match keywords.get("type") {
-            Some(Value::String(name)) => return self.simple_type(name, schema, depth),
+            Some(Value::String(name)) => return self.simple_type(name, schema, depth, budget),
             Some(Value::Array(names)) => {
                 return join_unique(
                     names
                         .iter()
                         .filter_map(Value::as_str)
-                        .map(|name| self.simple_type(name, schema, depth)),
+                        .map(|name| self.simple_type(name, schema, depth, budget)),
                 )
             }
             _ => {}
@@ -237,7 +273,7 @@ impl<'a> Renderer<'a> {
             if let Some(Value::Array(branches)) = keywords.get(union) {
                 let names: Vec<String> = branches
                     .iter()
-                    .map(|b| self.type_name(b, depth + 1))
+                    .map(|b| self.type_name(b, depth + 1, budget))
                     .collect();
                 if names.iter().any(|n| n == "*") {
                     return "*".to_owned();
@@ -248,7 +284,7 @@ impl<'a> Renderer<'a> {
         if let Some(Value::Array(branches)) = keywords.get("allOf") {
             let names: BTreeSet<String> = branches
                 .iter()
-                .map(|b| self.type_name(b, depth + 1))
+                .map(|b| self.type_name(b, depth + 1, budget))
                 .filter(|n| n != "*")
                 .collect();
             if names.len() == 1 {
@@ -266,12 +302,12 @@ impl<'a> Renderer<'a> {
             return "Object".to_owned();
         }
         if keywords.contains_key("items") || keywords.contains_key("prefixItems") {
-            return self.simple_type("array", schema, depth);
+            return self.simple_type("array", schema, depth, budget);
         }
         "*".to_owned()
     }
 
-    fn simple_type(&self, name: &str, schema: &Value, depth: usize) -> String {
+    fn simple_type(&self, name: &str, schema: &Value, depth: usize, budget: &mut Budget) -> String {
         match name {
             "string" => "string".to_owned(),
             "number" | "integer" => "number".to_owned(),
@@ -280,7 +316,7 @@ impl<'a> Renderer<'a> {
             "object" => "Object".to_owned(),
             "array" => match schema.get("items") {
                 Some(items) if !items.is_array() && schema.get("prefixItems").is_none() => {
-                    match self.type_name(items, depth + 1).as_str() {
+                    match self.type_name(items, depth + 1, budget).as_str() {
                         "*" => "Array".to_owned(),
                         inner => format!("Array<{inner}>"),
                     }
@@ -331,9 +367,8 @@ impl<'a> ExactWalk<'a> {
                 | "patternProperties" | "propertyNames" | "dependentRequired"
                 | "dependentSchemas" | "dependencies" | "minLength" | "maxLength" | "minItems"
                 | "maxItems" | "minProperties" | "maxProperties" | "multipleOf" | "pattern"
-                | "contains" | "minContains" | "maxContains" | "prefixItems" | "additionalItems" => {
-                    true
-                }
+                | "contains" | "minContains" | "maxContains" | "prefixItems"
+                | "additionalItems" => true,
                 "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
                     // Draft-04 boolean `exclusive*` only matters alongside minimum/maximum.
                     match value.as_f64() {
@@ -349,7 +384,7 @@ impl<'a> ExactWalk<'a> {
                 "anyOf" | "oneOf" => value.as_array().is_some_and(|branches| {
                     branches
                         .iter()
-                        .filter(|b| is_structured(self.root, b, 0))
+                        .filter(|b| is_structured(self.root, b, &mut Budget::new()))
                         .count()
                         > 1
                 }),
@@ -394,8 +429,12 @@ fn ref_chain<'a>(root: &'a Value, site: &'a Value) -> Vec<&'a str> {
     chain
 }
 
-fn object_view<'a>(root: &'a Value, site: &'a Value, hops: usize) -> Option<ObjectView<'a>> {
-    if hops > 8 {
+fn object_view<'a>(
+    root: &'a Value,
+    site: &'a Value,
+    budget: &mut Budget,
+) -> Option<ObjectView<'a>> {
+    if !budget.spend() {
         return None;
     }
     let (schema, _) = deref(root, site);
@@ -412,7 +451,7 @@ fn object_view<'a>(root: &'a Value, site: &'a Value, hops: usize) -> Option<Obje
     }
     if let Some(Value::Array(branches)) = keywords.get("allOf") {
         for branch in branches {
-            if let Some(part) = object_view(root, branch, hops + 1) {
+            if let Some(part) = object_view(root, branch, budget) {
                 found = true;
                 for (name, property) in part.properties {
                     view.properties.entry(name).or_insert(property);
@@ -424,15 +463,13 @@ fn object_view<'a>(root: &'a Value, site: &'a Value, hops: usize) -> Option<Obje
     if !found {
         for union in ["anyOf", "oneOf"] {
             if let Some(Value::Array(branches)) = keywords.get(union) {
-                if branches
+                let structured: Vec<&Value> = branches
                     .iter()
-                    .filter(|b| is_structured(root, b, hops + 1))
-                    .count()
-                    == 1
-                {
-                    if let Some(only) = branches.iter().find_map(|b| object_view(root, b, hops + 1))
-                    {
-                        return Some(only);
+                    .filter(|b| is_structured(root, b, budget))
+                    .collect();
+                if let [only] = structured.as_slice() {
+                    if let Some(view) = object_view(root, only, budget) {
+                        return Some(view);
                     }
                 }
             }
@@ -440,7 +477,8 @@ fn object_view<'a>(root: &'a Value, site: &'a Value, hops: usize) -> Option<Obje
         return None;
     }
     if let Some(Value::Array(required)) = keywords.get("required") {
-        view.required.extend(required.iter().filter_map(Value::as_str));
+        view.required
+            .extend(required.iter().filter_map(Value::as_str));
     }
     // Required names without a property schema still have to be sent: list them as `*`.
     let missing: Vec<&str> = view
@@ -456,8 +494,8 @@ fn object_view<'a>(root: &'a Value, site: &'a Value, hops: usize) -> Option<Obje
 }
 
 /// The item schema of an array (or of the single array branch of a nullable union).
-fn array_items<'a>(root: &'a Value, site: &'a Value, hops: usize) -> Option<&'a Value> {
-    if hops > 8 {
+fn array_items<'a>(root: &'a Value, site: &'a Value, budget: &mut Budget) -> Option<&'a Value> {
+    if !budget.spend() {
         return None;
     }
     let (schema, _) = deref(root, site);
@@ -467,10 +505,11 @@ fn array_items<'a>(root: &'a Value, site: &'a Value, hops: usize) -> Option<&'a 
     }
     for union in ["anyOf", "oneOf"] {
         if let Some(Value::Array(branches)) = keywords.get(union) {
-            let mut found = branches
+            let found: Vec<&Value> = branches
                 .iter()
-                .filter_map(|b| array_items(root, b, hops + 1));
-            if let (Some(only), None) = (found.next(), found.next()) {
+                .filter_map(|b| array_items(root, b, budget))
+                .collect();
+            if let [only] = found.as_slice() {
                 return Some(only);
             }
         }
@@ -479,19 +518,33 @@ fn array_items<'a>(root: &'a Value, site: &'a Value, hops: usize) -> Option<&'a 
 }
 
 /// Objects and arrays of objects: branches whose children a union would have to tell apart.
-fn is_structured(root: &Value, branch: &Value, hops: usize) -> bool {
-    if hops > 8 {
+fn is_structured(root: &Value, branch: &Value, budget: &mut Budget) -> bool {
+    if !budget.spend() {
         return false;
     }
     let (schema, _) = deref(root, branch);
-    let declares_object = match schema.get("type") {
+    let Value::Object(keywords) = schema else {
+        return false;
+    };
+    let declares_object = match keywords.get("type") {
         Some(Value::String(t)) => t == "object",
         Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
         _ => false,
     };
-    declares_object
-        || object_view(root, schema, hops + 1).is_some()
-        || array_items(root, schema, hops + 1).is_some_and(|items| is_structured(root, items, hops + 1))
+    if declares_object || keywords.contains_key("properties") {
+        return true;
+    }
+    if let Some(items @ Value::Object(_)) = keywords.get("items") {
+        if is_structured(root, items, budget) {
+            return true;
+        }
+    }
+    ["allOf", "anyOf", "oneOf"].iter().any(|k| {
+        keywords
+            .get(*k)
+            .and_then(Value::as_array)
+            .is_some_and(|branches| branches.iter().any(|b| is_structured(root, b, budget)))
+    })
 }
 
 /// An annotation at the property site, else at its `$ref` target, else at the single
@@ -608,15 +661,24 @@ mod tests {
             "function web_search(params) {}",
         ]
         .join("\n");
-        assert_eq!(schema_to_jsdoc("web_search", "Search the web", &schema), expected);
+        assert_eq!(
+            schema_to_jsdoc("web_search", "Search the web", &schema),
+            expected
+        );
     }
 
     #[test]
     fn summary_falls_back_to_name_and_keeps_lines() {
         let doc = schema_to_jsdoc("noop", "  ", &json!({"type": "object"}));
-        assert!(doc.starts_with("/**\n * noop\n *\n * @param {Object} params - Parameters\n */"), "{doc}");
+        assert!(
+            doc.starts_with("/**\n * noop\n *\n * @param {Object} params - Parameters\n */"),
+            "{doc}"
+        );
         let doc = schema_to_jsdoc("x", "Line one\n\nLine */ three", &json!({}));
-        assert!(doc.starts_with("/**\n * Line one\n *\n * Line *\\/ three\n *\n"), "{doc}");
+        assert!(
+            doc.starts_with("/**\n * Line one\n *\n * Line *\\/ three\n *\n"),
+            "{doc}"
+        );
         assert!(doc.ends_with("function x(params) {}"));
     }
 
@@ -660,7 +722,10 @@ mod tests {
             "{Array<boolean>} [params.noTypeArr]",
             "{Array<string|number>} [params.anyArr]",
         ] {
-            assert!(lines.iter().any(|l| l == expected), "missing {expected:?} in {lines:#?}");
+            assert!(
+                lines.iter().any(|l| l == expected),
+                "missing {expected:?} in {lines:#?}"
+            );
         }
     }
 
@@ -853,14 +918,26 @@ mod tests {
         let mut defs = serde_json::Map::new();
         for level in 0..6 {
             let props: serde_json::Map<String, Value> = (0..30)
-                .map(|i| (format!("p{i}"), json!({"$ref": format!("#/$defs/L{}", level + 1)})))
+                .map(|i| {
+                    (
+                        format!("p{i}"),
+                        json!({"$ref": format!("#/$defs/L{}", level + 1)}),
+                    )
+                })
                 .collect();
-            defs.insert(format!("L{level}"), json!({"type": "object", "properties": props}));
+            defs.insert(
+                format!("L{level}"),
+                json!({"type": "object", "properties": props}),
+            );
         }
         defs.insert("L6".into(), json!({"type": "string"}));
         let schema = json!({"$ref": "#/$defs/L0", "$defs": defs});
         let doc = schema_to_jsdoc("t", "", &schema);
-        assert!(doc.lines().count() < MAX_PARAM_LINES + 20, "{}", doc.lines().count());
+        assert!(
+            doc.lines().count() < MAX_PARAM_LINES + 20,
+            "{}",
+            doc.lines().count()
+        );
         assert!(doc.contains("more parameters omitted"));
         assert!(needs_exact_schema(&schema));
     }
@@ -910,7 +987,8 @@ mod tests {
         ];
         for schema in cases {
             assert!(needs_exact_schema(&schema), "expected true for {schema}");
-            assert!(describe_tool("t", "d", &schema).contains(&format!("\n\nExact JSON Schema:\n{schema}")));
+            assert!(describe_tool("t", "d", &schema)
+                .contains(&format!("\n\nExact JSON Schema:\n{schema}")));
         }
     }
 
@@ -955,13 +1033,25 @@ mod tests {
     #[test]
     fn nullable_description_is_found_inside_the_union() {
         let schema = json!({"properties": {"note": {"anyOf": [{"type": "string", "description": "A note"}, {"type": "null"}]}}});
-        assert_eq!(params(&schema), vec!["{string|null} [params.note] - A note"]);
+        assert_eq!(
+            params(&schema),
+            vec!["{string|null} [params.note] - A note"]
+        );
     }
 
     #[test]
     fn non_object_root_and_false_properties() {
-        let doc = schema_to_jsdoc("t", "", &json!({"type": "array", "items": {"type": "object", "properties": {"a": {"type": "string"}}}}));
-        assert!(doc.contains(" * @param {Array<Object>} params - Parameters\n * @param {string} [params[].a]\n"), "{doc}");
+        let doc = schema_to_jsdoc(
+            "t",
+            "",
+            &json!({"type": "array", "items": {"type": "object", "properties": {"a": {"type": "string"}}}}),
+        );
+        assert!(
+            doc.contains(
+                " * @param {Array<Object>} params - Parameters\n * @param {string} [params[].a]\n"
+            ),
+            "{doc}"
+        );
         let lines = params(&json!({"properties": {"gone": false, "ok": true}}));
         assert_eq!(lines, vec!["{*} [params.ok]"]);
     }

@@ -9,7 +9,9 @@ mod jsdoc;
 mod validate;
 
 pub use jsdoc::{describe_tool, needs_exact_schema, schema_to_jsdoc, MAX_NESTING_DEPTH};
-pub use validate::{format_issues, CompiledSchema, SchemaError, ValidationIssue, MAX_LISTED_ISSUES};
+pub use validate::{
+    format_issues, CompiledSchema, SchemaError, ValidationIssue, MAX_LISTED_ISSUES,
+};
 
 use serde_json::Value;
 

@@ -5,6 +5,7 @@
 //! disk: it fails compilation with [`SchemaError::ExternalRef`] and the caller decides whether to
 //! run the tool unvalidated.
 
+use std::collections::HashSet;
 use std::fmt;
 
 use jsonschema::error::ValidationErrorKind;
@@ -191,7 +192,7 @@ impl CompiledSchema {
     /// object gets its defaults, an ambiguous union gets none). This gives `jsonSchema()` tools
     /// the "parsed" params a Zod schema would produce.
     pub fn apply_defaults(&self, instance: &mut Value) {
-        fill_defaults(&self.schema, &self.schema, instance, 0);
+        fill_defaults(&self.schema, &self.schema, instance, 0, &mut HashSet::new());
     }
 
     /// Convenience for `tool_invoke`: a copy of `instance` with defaults applied, if that copy
@@ -251,12 +252,11 @@ fn schema_error(err: &ValidationError<'_>) -> SchemaError {
                 reference: format!("#{pointer}"),
                 message: "nothing exists at that location in the schema".into(),
             },
-            ReferencingError::NoSuchAnchor { anchor } | ReferencingError::InvalidAnchor { anchor } => {
-                SchemaError::BrokenRef {
-                    reference: format!("#{anchor}"),
-                    message: "no subschema declares this $anchor".into(),
-                }
-            }
+            ReferencingError::NoSuchAnchor { anchor }
+            | ReferencingError::InvalidAnchor { anchor } => SchemaError::BrokenRef {
+                reference: format!("#{anchor}"),
+                message: "no subschema declares this $anchor".into(),
+            },
             ReferencingError::InvalidPercentEncoding { pointer, .. }
             | ReferencingError::InvalidArrayIndex { pointer, .. } => SchemaError::BrokenRef {
                 reference: format!("#{pointer}"),
@@ -358,8 +358,16 @@ fn nesting_depth_exceeds(value: &Value, limit: usize) -> bool {
     false
 }
 
-fn fill_defaults(root: &Value, schema: &Value, instance: &mut Value, depth: usize) {
-    if depth > MAX_DEFAULTS_DEPTH {
+/// `applied` holds the schemas already applied to this instance node: applying one twice is a
+/// no-op, and skipping repeats keeps `$ref`/`allOf` loops linear instead of exponential.
+fn fill_defaults(
+    root: &Value,
+    schema: &Value,
+    instance: &mut Value,
+    depth: usize,
+    applied: &mut HashSet<*const Value>,
+) {
+    if depth > MAX_DEFAULTS_DEPTH || !applied.insert(schema as *const Value) {
         return;
     }
     let Value::Object(keywords) = schema else {
@@ -371,18 +379,18 @@ fn fill_defaults(root: &Value, schema: &Value, instance: &mut Value, depth: usiz
         .and_then(Value::as_str)
         .and_then(|r| resolve_local_ref(root, r))
     {
-        fill_defaults(root, target, instance, depth + 1);
+        fill_defaults(root, target, instance, depth + 1, applied);
     }
     if let Some(Value::Array(branches)) = keywords.get("allOf") {
         for branch in branches {
-            fill_defaults(root, branch, instance, depth + 1);
+            fill_defaults(root, branch, instance, depth + 1, applied);
         }
     }
     for union in ["anyOf", "oneOf"] {
         if let Some(Value::Array(branches)) = keywords.get(union) {
             let mut admitting = branches.iter().filter(|b| admits(root, b, instance));
             if let (Some(only), None) = (admitting.next(), admitting.next()) {
-                fill_defaults(root, only, instance, depth + 1);
+                fill_defaults(root, only, instance, depth + 1, applied);
             }
         }
     }
@@ -398,7 +406,7 @@ fn fill_defaults(root: &Value, schema: &Value, instance: &mut Value, depth: usiz
                     }
                 }
                 if let Some(child) = object.get_mut(name) {
-                    fill_defaults(root, property, child, depth + 1);
+                    fill_defaults(root, property, child, depth + 1, &mut HashSet::new());
                 }
             }
         }
@@ -412,7 +420,7 @@ fn fill_defaults(root: &Value, schema: &Value, instance: &mut Value, depth: usiz
             for (index, item) in items.iter_mut().enumerate() {
                 let item_schema = positional.get(index).or(rest.filter(|s| !s.is_array()));
                 if let Some(item_schema) = item_schema {
-                    fill_defaults(root, item_schema, item, depth + 1);
+                    fill_defaults(root, item_schema, item, depth + 1, &mut HashSet::new());
                 }
             }
         }
@@ -491,10 +499,18 @@ mod tests {
             "properties": {"limit": {"type": "integer"}, "query": {"type": "string"}}
         });
         let out = rendered(schema.clone(), json!({"limit": "3", "query": 5}));
-        assert!(out.contains(r#"- at $.limit: "3" is not of type "integer""#), "{out}");
-        assert!(out.contains(r#"- at $.query: 5 is not of type "string""#), "{out}");
+        assert!(
+            out.contains(r#"- at $.limit: "3" is not of type "integer""#),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"- at $.query: 5 is not of type "string""#),
+            "{out}"
+        );
         let compiled = CompiledSchema::compile(&schema).unwrap();
-        assert!(compiled.validate(&json!({"limit": 3, "query": "x"})).is_ok());
+        assert!(compiled
+            .validate(&json!({"limit": 3, "query": "x"}))
+            .is_ok());
         let found = issues(schema, json!({"limit": 1.5}));
         assert_eq!(found[0].path, "/limit");
     }
@@ -560,7 +576,10 @@ mod tests {
         );
         let paths: Vec<String> = found.iter().map(ValidationIssue::display_path).collect();
         assert!(paths.contains(&"$.items[1].id".to_owned()), "{paths:?}");
-        assert!(paths.contains(&"$.items[1].tags[1]".to_owned()), "{paths:?}");
+        assert!(
+            paths.contains(&"$.items[1].tags[1]".to_owned()),
+            "{paths:?}"
+        );
         assert!(paths.contains(&"$.items[2]".to_owned()), "{paths:?}");
         assert_eq!(found.len(), 3);
     }
@@ -587,7 +606,10 @@ mod tests {
         assert_eq!(compiled.draft_name(), "2020-12");
         assert!(compiled.validate(&json!({"a": "x", "b": 1})).is_ok());
         let out = format_issues(&compiled.validate(&json!({"a": "x", "c": 1})).unwrap_err());
-        assert!(out.contains("Unevaluated properties are not allowed ('c' was unexpected)"), "{out}");
+        assert!(
+            out.contains("Unevaluated properties are not allowed ('c' was unexpected)"),
+            "{out}"
+        );
     }
 
     #[test]
@@ -600,8 +622,14 @@ mod tests {
             }
         });
         let out = rendered(schema, json!({"ids": [1, 2, 1], "roles": ["user"]}));
-        assert!(out.contains("- at $.ids: [1,2,1] has non-unique elements"), "{out}");
-        assert!(out.contains("- at $.roles: None of [\"user\"] are valid"), "{out}");
+        assert!(
+            out.contains("- at $.ids: [1,2,1] has non-unique elements"),
+            "{out}"
+        );
+        assert!(
+            out.contains("- at $.roles: None of [\"user\"] are valid"),
+            "{out}"
+        );
     }
 
     #[test]
@@ -617,8 +645,15 @@ mod tests {
         let compiled = CompiledSchema::compile(&schema).unwrap();
         assert_eq!(compiled.draft_name(), "draft-07");
         assert!(compiled.validate(&json!({"pair": ["a", 1]})).is_ok());
-        let out = format_issues(&compiled.validate(&json!({"pair": [1, 1, true]})).unwrap_err());
-        assert!(out.contains("- at $.pair[0]: 1 is not of type \"string\""), "{out}");
+        let out = format_issues(
+            &compiled
+                .validate(&json!({"pair": [1, 1, true]}))
+                .unwrap_err(),
+        );
+        assert!(
+            out.contains("- at $.pair[0]: 1 is not of type \"string\""),
+            "{out}"
+        );
         assert!(out.contains("Additional items are not allowed"), "{out}");
     }
 
@@ -629,7 +664,10 @@ mod tests {
         assert_eq!(compiled.draft_name(), "2020-12");
         assert!(compiled.validate(&json!({"a": "x"})).is_err());
         let named = json!({"$schema": "https://example.com/draft-07/schema", "type": "object"});
-        assert_eq!(CompiledSchema::compile(&named).unwrap().draft_name(), "draft-07");
+        assert_eq!(
+            CompiledSchema::compile(&named).unwrap().draft_name(),
+            "draft-07"
+        );
     }
 
     #[test]
@@ -723,10 +761,11 @@ mod tests {
 
     #[test]
     fn defaults_terminate_on_recursive_refs() {
-        let schema = json!({"$ref": "#", "properties": {"a": {"default": 1}}, "allOf": [{"$ref": "#"}]});
+        let schema =
+            json!({"$ref": "#", "properties": {"a": {"default": 1}}, "allOf": [{"$ref": "#"}]});
         // The validator itself may reject an infinitely recursive `$ref`; the walk must still end.
         let mut value = json!({});
-        fill_defaults(&schema, &schema, &mut value, 0);
+        fill_defaults(&schema, &schema, &mut value, 0, &mut HashSet::new());
         assert_eq!(value, json!({"a": 1}));
     }
 
@@ -753,11 +792,16 @@ mod tests {
         let err = CompiledSchema::compile(&json!({"type": 12})).unwrap_err();
         let text = err.to_string();
         assert!(matches!(err, SchemaError::Invalid { .. }), "{err:?}");
-        assert!(text.starts_with("invalid schema at /type: 12 is not valid"), "{text}");
+        assert!(
+            text.starts_with("invalid schema at /type: 12 is not valid"),
+            "{text}"
+        );
         assert!(text.contains("option 1"), "{text}");
 
-        let err = CompiledSchema::compile(&json!({"properties": {"q": {"type": "string", "pattern": "(open"}}}))
-            .unwrap_err();
+        let err = CompiledSchema::compile(
+            &json!({"properties": {"q": {"type": "string", "pattern": "(open"}}}),
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             r#"invalid schema at /properties/q/pattern: "(open" is not a valid regular expression"#
@@ -775,8 +819,9 @@ mod tests {
             "a JSON Schema must be an object or a boolean, got a string"
         );
 
-        let err = CompiledSchema::compile(&json!({"properties": {"a": {"$ref": "#/$defs/missing"}}}))
-            .unwrap_err();
+        let err =
+            CompiledSchema::compile(&json!({"properties": {"a": {"$ref": "#/$defs/missing"}}}))
+                .unwrap_err();
         assert!(matches!(err, SchemaError::BrokenRef { .. }), "{err:?}");
         assert_eq!(
             err.to_string(),
@@ -786,8 +831,16 @@ mod tests {
 
     #[test]
     fn boolean_schemas_compile() {
-        assert!(CompiledSchema::compile(&json!(true)).unwrap().validate(&json!(1)).is_ok());
-        let out = format_issues(&CompiledSchema::compile(&json!(false)).unwrap().validate(&json!({})).unwrap_err());
+        assert!(CompiledSchema::compile(&json!(true))
+            .unwrap()
+            .validate(&json!(1))
+            .is_ok());
+        let out = format_issues(
+            &CompiledSchema::compile(&json!(false))
+                .unwrap()
+                .validate(&json!({}))
+                .unwrap_err(),
+        );
         assert_eq!(out, "- at $: False schema does not allow {}");
     }
 
@@ -815,7 +868,7 @@ mod tests {
             let err = CompiledSchema::compile(&schema).unwrap_err();
             match &err {
                 SchemaError::ExternalRef { reference } => {
-                    assert!(reference.starts_with(&format!("http")), "{reference}")
+                    assert!(reference.contains(&port.to_string()), "{reference}")
                 }
                 other => panic!("expected ExternalRef, got {other:?}"),
             }
@@ -856,34 +909,55 @@ mod tests {
         });
         let compiled = CompiledSchema::compile(&schema).unwrap();
         assert!(compiled
-            .validate(&json!({"user": {"id": "u1"}, "legacy": "x", "tree": {"children": [{"v": 1}]}}))
+            .validate(
+                &json!({"user": {"id": "u1"}, "legacy": "x", "tree": {"children": [{"v": 1}]}})
+            )
             .is_ok());
         let out = format_issues(
             &compiled
                 .validate(&json!({"user": {"id": ""}, "tree": {"children": [{"children": [{"v": "2"}]}]}}))
                 .unwrap_err(),
         );
-        assert!(out.contains(r#"- at $.user.id: "" is shorter than 1 character"#), "{out}");
-        assert!(out.contains(r#"- at $.tree.children[0].children[0].v: "2" is not of type "integer""#), "{out}");
+        assert!(
+            out.contains(r#"- at $.user.id: "" is shorter than 1 character"#),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"- at $.tree.children[0].children[0].v: "2" is not of type "integer""#),
+            "{out}"
+        );
     }
 
     #[test]
     fn any_of_errors_explain_each_option() {
         let schema = json!({"type": "object", "properties": {"n": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}});
         let out = rendered(schema, json!({"n": "3"}));
-        assert!(out.contains(r#"option 1: "3" is not of type "integer""#), "{out}");
-        assert!(out.contains(r#"option 2: "3" is not of type "null""#), "{out}");
+        assert!(
+            out.contains(r#"option 1: "3" is not of type "integer""#),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"option 2: "3" is not of type "null""#),
+            "{out}"
+        );
     }
 
     #[test]
     fn long_values_are_shortened_and_issues_capped() {
         let long = "x".repeat(500);
-        let out = rendered(json!({"properties": {"a": {"type": "integer"}}}), json!({"a": long}));
+        let out = rendered(
+            json!({"properties": {"a": {"type": "integer"}}}),
+            json!({"a": long}),
+        );
         assert!(out.len() < 200, "{out}");
-        assert!(out.contains('…') && out.ends_with(r#"is not of type "integer""#), "{out}");
+        assert!(
+            out.contains('…') && out.ends_with(r#"is not of type "integer""#),
+            "{out}"
+        );
 
-        let props: serde_json::Map<String, Value> =
-            (0..15).map(|i| (format!("p{i:02}"), json!({"type": "string"}))).collect();
+        let props: serde_json::Map<String, Value> = (0..15)
+            .map(|i| (format!("p{i:02}"), json!({"type": "string"})))
+            .collect();
         let instance: serde_json::Map<String, Value> =
             (0..15).map(|i| (format!("p{i:02}"), json!(i))).collect();
         let found = issues(json!({"properties": props}), Value::Object(instance));
@@ -896,7 +970,10 @@ mod tests {
     #[test]
     fn formats_are_annotations() {
         let schema = json!({"$schema": "http://json-schema.org/draft-07/schema#", "properties": {"u": {"type": "string", "format": "uri"}}});
-        assert!(CompiledSchema::compile(&schema).unwrap().validate(&json!({"u": "not a uri"})).is_ok());
+        assert!(CompiledSchema::compile(&schema)
+            .unwrap()
+            .validate(&json!({"u": "not a uri"}))
+            .is_ok());
     }
 
     /// Shapes `asSchema(z.object(...)).jsonSchema` produces in AI SDK 5/6 for Zod 4:

@@ -31,8 +31,7 @@ pub(crate) fn browse(store: &Store, opts: &SearchOptions) -> Vec<SearchHit> {
         .map(|(_, d)| d)
         .filter(|d| passes(d, opts))
         .collect();
-    let order =
-        |a: &&Doc, b: &&Doc| -> Ordering { (&a.label, &a.name).cmp(&(&b.label, &b.name)) };
+    let order = |a: &&Doc, b: &&Doc| -> Ordering { (&a.label, &a.name).cmp(&(&b.label, &b.name)) };
     if docs.len() > opts.limit {
         docs.select_nth_unstable_by(opts.limit - 1, order);
         docs.truncate(opts.limit);

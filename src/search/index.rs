@@ -12,9 +12,10 @@
 //! the matching tool is called `get_status`; the namespace pool lets sibling evidence lift it.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use super::SearchDoc;
-use super::tokenize::{PHRASE_MARK, TermKind, analyze_tagged, exact_key, phrase_key};
+use super::tokenize::{PHRASE_MARK, TermKind, analyze_tagged, exact_key, phrase_key_into};
 
 /// Number of indexed fields.
 pub(crate) const NF: usize = 6;
@@ -38,11 +39,14 @@ pub(crate) enum Field {
 /// namespace (so it would only add a constant) and the exact-name key is per tool by design.
 const POOLED: [bool; NF] = [true, false, false, true, true, true];
 
-/// One document's occurrences of one term, per field.
+/// One document's occurrences of one term, per field (saturating at 255: BM25 saturates long
+/// before that), and where the document lists this posting (`back`), so a removal that moves
+/// this posting can update the document in O(1). 16 bytes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Posting {
     pub doc: u32,
-    pub tf: [u16; NF],
+    back: u32,
+    pub tf: [u8; NF],
 }
 
 /// One namespace's share of one term: how many of its tools contain it.
@@ -52,39 +56,37 @@ pub(crate) struct NsPosting {
     pub tf: u32,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub(crate) struct Doc {
     pub name: String,
     pub namespace: String,
     pub label: String,
     pub description: String,
     pub ns: u32,
-    /// `(term id, index of this doc's posting in that term's list)`, sorted by term id so a
-    /// moved posting can be found by binary search.
-    terms: Vec<(u32, u32)>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub(crate) struct Namespace {
     pub key: String,
     /// Live tools in this namespace.
     pub docs: u32,
-    /// Pseudo-document length: sum of its `NsPosting::tf`.
-    pub len: u64,
     /// term id → index of this namespace's entry in `ns_postings[term]`.
     terms: HashMap<u32, u32>,
 }
 
 /// Term dictionary, postings and per-document data. Fields are `pub(crate)` for the scorer.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Store {
     pub docs: Vec<Option<Doc>>,
     free: Vec<u32>,
     pub by_name: HashMap<String, u32>,
     /// Per-slot field lengths, kept apart from `docs` so scoring reads a dense array.
     pub doc_lens: Vec<[f32; NF]>,
-    /// Ordered so query words can be expanded to the indexed words they prefix.
-    pub terms: BTreeMap<Box<str>, u32>,
+    /// Per slot: `(term id, index of the doc's posting in that term's list)`.
+    doc_terms: Vec<Vec<(u32, u32)>>,
+    pub terms: Dictionary,
+    /// Per term id: is it a phrase term (kept out of the namespace pool)?
+    phrase_term: Vec<bool>,
     pub postings: Vec<Vec<Posting>>,
     pub ns_postings: Vec<Vec<NsPosting>>,
     pub field_totals: [u64; NF],
@@ -94,78 +96,145 @@ pub(crate) struct Store {
     ns_by_key: HashMap<String, u32>,
     pub ns_live: usize,
     pub ns_len_total: u64,
+    /// Pseudo-document length per namespace id (sum of its `NsPosting::tf`), a dense array
+    /// because scoring reads it once per namespace posting.
+    pub ns_len: Vec<u64>,
 }
 
-/// Term frequencies of one document being indexed, before term ids are assigned.
+/// The term dictionary: a hash map for the hot lookups (indexing, query words), an ordered
+/// copy of the same keys for prefix expansion, and the reverse map so a term whose last tool
+/// is removed can be dropped and its id reused (a long-running registry sees tools come and
+/// go; the vocabulary must not grow forever). Keys are shared `Arc<str>`, stored once.
+#[derive(Clone, Default)]
+pub(crate) struct Dictionary {
+    ids: HashMap<Arc<str>, u32>,
+    sorted: BTreeMap<Arc<str>, u32>,
+    by_id: Vec<Option<Arc<str>>>,
+    free: Vec<u32>,
+}
+
+impl Dictionary {
+    pub fn get(&self, term: &str) -> Option<u32> {
+        self.ids.get(term).copied()
+    }
+
+    /// Id of `term`; `Some(id)` in the second place when the term is new (the id may be a
+    /// reused one, or `by_id.len() - 1` for a fresh one).
+    fn intern(&mut self, term: &str) -> (u32, bool) {
+        if let Some(&id) = self.ids.get(term) {
+            return (id, false);
+        }
+        let key: Arc<str> = term.into();
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.by_id[id as usize] = Some(key.clone());
+                id
+            }
+            None => {
+                self.by_id.push(Some(key.clone()));
+                (self.by_id.len() - 1) as u32
+            }
+        };
+        self.ids.insert(key.clone(), id);
+        self.sorted.insert(key, id);
+        (id, true)
+    }
+
+    /// Forgets a term no tool contains any more; its id will be reused.
+    fn release(&mut self, id: u32) {
+        if let Some(key) = self.by_id[id as usize].take() {
+            self.ids.remove(&*key);
+            self.sorted.remove(&*key);
+            self.free.push(id);
+        }
+    }
+
+    /// Number of distinct live terms.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// All terms with their ids (tests).
+    #[cfg(test)]
+    pub fn iter(&self) -> impl Iterator<Item = (&str, u32)> {
+        self.ids.iter().map(|(k, &v)| (&**k, v))
+    }
+}
+
+/// Builds one document's term frequencies, interning terms as they are met so no string is
+/// allocated for a term the dictionary already knows.
 ///
 /// Name and description also get phrase terms (adjacent word pairs); those do not count
 /// toward field lengths, which measure words.
-fn collect_terms(doc: &SearchDoc) -> (Vec<(String, [u16; NF])>, [f32; NF]) {
-    let mut map: HashMap<String, [u16; NF]> = HashMap::new();
-    let mut lens = [0f32; NF];
-    fn bump(map: &mut HashMap<String, [u16; NF]>, f: usize, t: &str) {
-        match map.get_mut(t) {
-            Some(tf) => tf[f] = tf[f].saturating_add(1),
-            None => {
-                let mut tf = [0u16; NF];
-                tf[f] = 1;
-                map.insert(t.to_owned(), tf);
-            }
-        }
+struct DocBuilder<'s> {
+    store: &'s mut Store,
+    tf: HashMap<u32, [u8; NF]>,
+    lens: [f32; NF],
+    phrase: String,
+    prev: String,
+}
+
+impl DocBuilder<'_> {
+    fn bump(&mut self, f: usize, term: &str) {
+        let id = self.store.intern(term);
+        let tf = self.tf.entry(id).or_insert([0; NF]);
+        tf[f] = tf[f].saturating_add(1);
     }
-    let mut add = |map: &mut HashMap<String, [u16; NF]>, field: Field, text: &str| {
+
+    fn add(&mut self, field: Field, text: &str) {
         let f = field as usize;
         let phrases = matches!(field, Field::Name | Field::Desc);
-        let mut prev: Option<String> = None;
+        self.prev.clear();
         analyze_tagged(text, |t, kind| {
-            lens[f] += 1.0;
-            bump(map, f, t);
+            self.lens[f] += 1.0;
+            self.bump(f, t);
             if phrases && kind == TermKind::Word {
-                if let Some(p) = &prev {
-                    bump(map, f, &phrase_key(p, t));
+                if !self.prev.is_empty() {
+                    let mut key = std::mem::take(&mut self.phrase);
+                    key.clear();
+                    phrase_key_into(&self.prev, t, &mut key);
+                    self.bump(f, &key);
+                    self.phrase = key;
                 }
-                prev = Some(t.to_owned());
+                self.prev.clear();
+                self.prev.push_str(t);
             }
         });
-    };
-    add(&mut map, Field::Name, doc.name);
-    add(&mut map, Field::Label, doc.namespace_label);
-    add(&mut map, Field::Desc, doc.description);
-    for (pname, pdesc) in doc.params {
-        add(&mut map, Field::ParamName, pname);
-        add(&mut map, Field::ParamDesc, pdesc);
     }
-    let key = exact_key(doc.name);
-    if key.len() > 1 {
-        lens[Field::Exact as usize] = 1.0;
-        map.entry(key).or_insert([0; NF])[Field::Exact as usize] = 1;
-    }
-    (map.into_iter().collect(), lens)
 }
 
 impl Store {
     pub fn term_id(&self, term: &str) -> Option<u32> {
-        self.terms.get(term).copied()
+        self.terms.get(term)
     }
 
-    /// Live terms that start with `prefix` (excluding `prefix` itself), in order.
-    pub fn terms_with_prefix<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a str, u32)> + 'a {
+    /// Terms that start with `prefix` (excluding `prefix` itself), in order. Every dictionary
+    /// term belongs to at least one live tool (unused terms are released).
+    pub fn terms_with_prefix<'a>(
+        &'a self,
+        prefix: &'a str,
+    ) -> impl Iterator<Item = (&'a str, u32)> + 'a {
         use std::ops::Bound;
         self.terms
+            .sorted
             .range::<str, _>((Bound::Excluded(prefix), Bound::Unbounded))
             .take_while(move |(k, _)| k.starts_with(prefix))
-            .filter(|&(_, &id)| !self.postings[id as usize].is_empty())
             .map(|(k, &id)| (&**k, id))
     }
 
-    fn intern(&mut self, term: String) -> u32 {
-        if let Some(&id) = self.terms.get(term.as_str()) {
-            return id;
+    fn intern(&mut self, term: &str) -> u32 {
+        let (id, new) = self.terms.intern(term);
+        if new {
+            let phrase = term.starts_with(PHRASE_MARK);
+            if id as usize == self.postings.len() {
+                self.postings.push(Vec::new());
+                self.ns_postings.push(Vec::new());
+                self.phrase_term.push(phrase);
+            } else {
+                // A released id: its lists are empty already.
+                self.phrase_term[id as usize] = phrase;
+            }
         }
-        let id = self.postings.len() as u32;
-        self.terms.insert(term.into_boxed_str(), id);
-        self.postings.push(Vec::new());
-        self.ns_postings.push(Vec::new());
         id
     }
 
@@ -176,16 +245,17 @@ impl Store {
         let ns = Namespace {
             key: key.to_owned(),
             docs: 0,
-            len: 0,
             terms: HashMap::new(),
         };
         let id = match self.ns_free.pop() {
             Some(id) => {
                 self.namespaces[id as usize] = Some(ns);
+                self.ns_len[id as usize] = 0;
                 id
             }
             None => {
                 self.namespaces.push(Some(ns));
+                self.ns_len.push(0);
                 (self.namespaces.len() - 1) as u32
             }
         };
@@ -196,30 +266,55 @@ impl Store {
 
     pub fn upsert(&mut self, doc: &SearchDoc) {
         self.remove(doc.name);
-        let (terms, lens) = collect_terms(doc);
+        let mut b = DocBuilder {
+            store: self,
+            tf: HashMap::new(),
+            lens: [0.0; NF],
+            phrase: String::new(),
+            prev: String::new(),
+        };
+        b.add(Field::Name, doc.name);
+        b.add(Field::Label, doc.namespace_label);
+        b.add(Field::Desc, doc.description);
+        for (pname, pdesc) in doc.params {
+            b.add(Field::ParamName, pname);
+            b.add(Field::ParamDesc, pdesc);
+        }
+        let key = exact_key(doc.name);
+        if key.len() > 1 {
+            b.lens[Field::Exact as usize] = 1.0;
+            b.bump(Field::Exact as usize, &key);
+        }
+        let (terms, lens) = (b.tf, b.lens);
+
         let slot = match self.free.pop() {
             Some(s) => s,
             None => {
                 self.docs.push(None);
                 self.doc_lens.push([0.0; NF]);
+                self.doc_terms.push(Vec::new());
                 (self.docs.len() - 1) as u32
             }
         };
         let ns = self.namespace_slot(doc.namespace);
-        let mut doc_terms = Vec::with_capacity(terms.len());
-        for (term, tf) in terms {
-            // Phrase terms would double-count their words in the namespace pool.
-            let pooled = !term.starts_with(PHRASE_MARK)
-                && POOLED.iter().zip(tf).any(|(&p, n)| p && n > 0);
-            let tid = self.intern(term);
+        let mut doc_terms = std::mem::take(&mut self.doc_terms[slot as usize]);
+        doc_terms.clear();
+        doc_terms.reserve(terms.len());
+        for (tid, tf) in terms {
             let list = &mut self.postings[tid as usize];
+            let back = doc_terms.len() as u32;
             doc_terms.push((tid, list.len() as u32));
-            list.push(Posting { doc: slot, tf });
-            if pooled {
+            list.push(Posting {
+                doc: slot,
+                back,
+                tf,
+            });
+            // Phrase terms would double-count their words in the namespace pool.
+            if !self.phrase_term[tid as usize] && POOLED.iter().zip(tf).any(|(&p, n)| p && n > 0) {
                 self.pool_add(ns, tid);
             }
         }
-        doc_terms.sort_unstable_by_key(|&(t, _)| t);
+        self.doc_terms[slot as usize] = doc_terms;
         for (total, &l) in self.field_totals.iter_mut().zip(&lens) {
             *total += l as u64;
         }
@@ -230,7 +325,6 @@ impl Store {
             label: doc.namespace_label.to_owned(),
             description: doc.description.to_owned(),
             ns,
-            terms: doc_terms,
         });
         if let Some(n) = self.namespaces[ns as usize].as_mut() {
             n.docs += 1;
@@ -246,22 +340,26 @@ impl Store {
         let Some(doc) = self.docs[slot as usize].take() else {
             return false;
         };
-        for &(tid, pos) in &doc.terms {
+        let doc_terms = std::mem::take(&mut self.doc_terms[slot as usize]);
+        for &(tid, pos) in &doc_terms {
             let list = &mut self.postings[tid as usize];
             let removed = list.swap_remove(pos as usize);
             if let Some(moved) = list.get(pos as usize) {
-                let moved_doc = moved.doc as usize;
-                if let Some(d) = self.docs[moved_doc].as_mut()
-                    && let Ok(i) = d.terms.binary_search_by_key(&tid, |&(t, _)| t)
-                {
-                    d.terms[i].1 = pos;
-                }
+                self.doc_terms[moved.doc as usize][moved.back as usize].1 = pos;
             }
-            // `pool_remove` ignores terms the namespace never pooled (phrases).
-            if POOLED.iter().zip(removed.tf).any(|(&p, n)| p && n > 0) {
+            if !self.phrase_term[tid as usize]
+                && POOLED.iter().zip(removed.tf).any(|(&p, n)| p && n > 0)
+            {
                 self.pool_remove(doc.ns, tid);
             }
+            if self.postings[tid as usize].is_empty() {
+                // The namespace pool only holds terms some tool still has, so it is empty too.
+                self.terms.release(tid);
+            }
         }
+        // Keep the allocation for the slot's next tool.
+        self.doc_terms[slot as usize] = doc_terms;
+        self.doc_terms[slot as usize].clear();
         let lens = std::mem::take(&mut self.doc_lens[slot as usize]);
         for (total, &l) in self.field_totals.iter_mut().zip(&lens) {
             *total -= l as u64;
@@ -295,7 +393,7 @@ impl Store {
                 list.push(NsPosting { ns, tf: 1 });
             }
         }
-        n.len += 1;
+        self.ns_len[ns as usize] += 1;
         self.ns_len_total += 1;
     }
 
@@ -306,7 +404,7 @@ impl Store {
         let Some(&pos) = n.terms.get(&tid) else {
             return;
         };
-        n.len -= 1;
+        self.ns_len[ns as usize] -= 1;
         self.ns_len_total -= 1;
         let list = &mut self.ns_postings[tid as usize];
         list[pos as usize].tf -= 1;
@@ -339,8 +437,9 @@ impl Store {
         let mut live = 0;
         for (slot, doc) in self.live_docs() {
             live += 1;
-            for &(tid, pos) in &doc.terms {
-                assert_eq!(self.postings[tid as usize][pos as usize].doc, slot);
+            for (back, &(tid, pos)) in self.doc_terms[slot as usize].iter().enumerate() {
+                let p = self.postings[tid as usize][pos as usize];
+                assert_eq!((p.doc, p.back), (slot, back as u32));
             }
             for (t, l) in totals.iter_mut().zip(self.doc_lens[slot as usize]) {
                 *t += l as u64;
@@ -349,17 +448,33 @@ impl Store {
         }
         assert_eq!(live, self.live);
         assert_eq!(totals, self.field_totals);
+        // Every dictionary term is used, every used id is in the dictionary.
+        for (term, id) in self.terms.iter() {
+            assert!(!self.postings[id as usize].is_empty(), "dead term {term:?}");
+            assert_eq!(self.phrase_term[id as usize], term.starts_with(PHRASE_MARK));
+        }
+        let used = self.postings.iter().filter(|l| !l.is_empty()).count();
+        assert_eq!(used, self.terms.len());
         let posting_count: usize = self.postings.iter().map(Vec::len).sum();
-        let doc_term_count: usize = self.live_docs().map(|(_, d)| d.terms.len()).sum();
+        let doc_term_count: usize = self.doc_terms.iter().map(Vec::len).sum();
         assert_eq!(posting_count, doc_term_count);
-        let mut ns_len = 0u64;
+        let mut ns_len = vec![0u64; self.namespaces.len()];
         for (tid, list) in self.ns_postings.iter().enumerate() {
             for (pos, p) in list.iter().enumerate() {
-                let n = self.namespaces[p.ns as usize].as_ref().expect("live namespace");
+                let n = self.namespaces[p.ns as usize]
+                    .as_ref()
+                    .expect("live namespace");
                 assert_eq!(n.terms.get(&(tid as u32)), Some(&(pos as u32)));
-                ns_len += p.tf as u64;
+                ns_len[p.ns as usize] += p.tf as u64;
             }
         }
-        assert_eq!(ns_len, self.ns_len_total);
+        for (id, n) in self.namespaces.iter().enumerate() {
+            if n.is_some() {
+                assert_eq!(ns_len[id], self.ns_len[id]);
+            }
+        }
+        assert_eq!(ns_len.iter().sum::<u64>(), self.ns_len_total);
+        let live_ns = self.namespaces.iter().filter(|n| n.is_some()).count();
+        assert_eq!(live_ns, self.ns_live);
     }
 }

@@ -145,10 +145,21 @@ impl Default for Tuning {
 
 /// The search index: incremental, `Send + Sync`, cheap to query from many threads at once
 /// (queries take `&self`).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct SearchIndex {
     store: Store,
     tuning: Tuning,
+}
+
+impl std::fmt::Debug for SearchIndex {
+    /// Sizes only: the postings of a 10k-tool catalog are not something to print.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SearchIndex")
+            .field("tools", &self.store.live)
+            .field("namespaces", &self.store.ns_live)
+            .field("terms", &self.store.terms.len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Regex patterns longer than this (in characters) are refused, as Anthropic's regex tool

@@ -37,7 +37,7 @@ enum Origin {
 
 /// At most this many indexed words are added per query word by prefix expansion, so a short
 /// common prefix cannot turn one word into hundreds of posting lists.
-const MAX_PREFIX_EXPANSIONS: usize = 16;
+const MAX_PREFIX_EXPANSIONS: usize = 6;
 
 /// Parses `query`, or returns `None` when it cannot match anything (a required word that no
 /// tool contains).
@@ -95,8 +95,8 @@ pub(crate) fn parse(store: &Store, query: &str, tuning: &Tuning) -> Option<Parse
         if required && tid.is_none() {
             return None;
         }
-        // Up to 64 requirements are enforced; more than that is not a real query.
-        let bit = (required && tid.is_some() && required_mask.count_ones() < 64).then(|| {
+        // Up to 63 requirements are enforced (bit 63 is the scorer's); more is not a real query.
+        let bit = (required && tid.is_some() && required_mask.count_ones() < 63).then(|| {
             let b = required_mask.count_ones();
             required_mask |= 1 << b;
             b
@@ -118,10 +118,7 @@ pub(crate) fn parse(store: &Store, query: &str, tuning: &Tuning) -> Option<Parse
             && term.len() >= tuning.prefix_min_len
             && term.bytes().all(|b| b.is_ascii_alphanumeric())
         {
-            for (longer, id) in store
-                .terms_with_prefix(&term)
-                .take(MAX_PREFIX_EXPANSIONS)
-            {
+            for (longer, id) in store.terms_with_prefix(&term).take(MAX_PREFIX_EXPANSIONS) {
                 // The more of the indexed word the query word covers, the more it counts.
                 let coverage = term.len() as f64 / longer.len() as f64;
                 terms.push(QueryTerm {
@@ -182,7 +179,7 @@ mod tests {
     }
 
     fn term_names(s: &Store, q: &ParsedQuery) -> Vec<String> {
-        let by_id: HashMap<u32, &str> = s.terms.iter().map(|(k, &v)| (v, &**k)).collect();
+        let by_id: HashMap<u32, &str> = s.terms.iter().map(|(k, v)| (v, k)).collect();
         q.terms
             .iter()
             .map(|t| by_id[&t.tid].replace('\u{1}', "=").replace('\u{2}', "~"))
@@ -209,7 +206,12 @@ mod tests {
         let q = parse(&s, "+prices +cryptocurrency get", &Tuning::default()).unwrap();
         assert_eq!(q.required_mask, 0b11);
         assert!(parse(&s, "+nothing prices", &Tuning::default()).is_none());
-        assert_eq!(parse(&s, "+12345 prices", &Tuning::default()).unwrap().required_mask, 0);
+        assert_eq!(
+            parse(&s, "+12345 prices", &Tuning::default())
+                .unwrap()
+                .required_mask,
+            0
+        );
     }
 
     #[test]

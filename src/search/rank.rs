@@ -9,6 +9,8 @@
 //! what a *server* does ("track my parcel") while the tool that does it is called `latest`.
 
 use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 
 use super::filter::passes;
 use super::index::{NF, Store};
@@ -19,13 +21,21 @@ use super::{SearchHit, SearchOptions, Tuning};
 /// not zero a 10k-entry array per query: only the touched entries are reset afterwards.
 #[derive(Default)]
 struct Scratch {
-    acc: Vec<f64>,
-    mask: Vec<u64>,
-    seen: Vec<bool>,
+    /// Per document slot: score so far and required-word bits (bit 63 = touched). One array
+    /// so a posting costs one random access here.
+    cells: Vec<Cell>,
     touched: Vec<u32>,
     ns_acc: Vec<f64>,
     ns_touched: Vec<u32>,
 }
+
+#[derive(Clone, Copy, Default)]
+struct Cell {
+    score: f64,
+    mask: u64,
+}
+
+const TOUCHED: u64 = 1 << 63;
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
@@ -54,21 +64,21 @@ pub(crate) fn search(
     SCRATCH.with(|cell| {
         let mut guard = cell.borrow_mut();
         let s = &mut *guard;
+        // Clean already unless a previous query on this thread unwound mid-way.
+        s.reset();
         s.ensure(store);
         accumulate(store, tuning, &parsed.terms, s);
-        let hits = candidates(store, tuning, parsed.required_mask, opts, s);
+        let hits = top(store, tuning, parsed.required_mask, opts, s);
         s.reset();
-        top(store, tuning, hits, opts.limit)
+        hits
     })
 }
 
 impl Scratch {
     fn ensure(&mut self, store: &Store) {
         let slots = store.docs.len();
-        if self.acc.len() < slots {
-            self.acc.resize(slots, 0.0);
-            self.mask.resize(slots, 0);
-            self.seen.resize(slots, false);
+        if self.cells.len() < slots {
+            self.cells.resize(slots, Cell::default());
         }
         if self.ns_acc.len() < store.namespaces.len() {
             self.ns_acc.resize(store.namespaces.len(), 0.0);
@@ -77,9 +87,7 @@ impl Scratch {
 
     fn reset(&mut self) {
         for &d in &self.touched {
-            self.acc[d as usize] = 0.0;
-            self.mask[d as usize] = 0;
-            self.seen[d as usize] = false;
+            self.cells[d as usize] = Cell::default();
         }
         self.touched.clear();
         for &n in &self.ns_touched {
@@ -114,12 +122,13 @@ fn accumulate(store: &Store, t: &Tuning, terms: &[QueryTerm], s: &mut Scratch) {
                     tfw += t.weights[f] * p.tf[f] as f64 / (c0[f] + c1[f] * lens[f] as f64);
                 }
             }
-            if !s.seen[d] {
-                s.seen[d] = true;
+            let cell = &mut s.cells[d];
+            if cell.mask & TOUCHED == 0 {
+                cell.mask |= TOUCHED;
                 s.touched.push(p.doc);
             }
-            s.acc[d] += w * tfw / (k1 + tfw);
-            s.mask[d] |= bit;
+            cell.score += w * tfw / (k1 + tfw);
+            cell.mask |= bit;
         }
     }
     if t.namespace_pool > 0.0 && store.ns_live > 0 {
@@ -139,11 +148,8 @@ fn pool_namespaces(store: &Store, t: &Tuning, terms: &[QueryTerm], s: &mut Scrat
         }
         let w = qt.weight * idf(n, list.len() as f64) * (k1 + 1.0);
         for p in list {
-            let Some(ns) = store.namespaces[p.ns as usize].as_ref() else {
-                continue;
-            };
             let tf = p.tf as f64;
-            let norm = 1.0 - b + b * ns.len as f64 / avg;
+            let norm = 1.0 - b + b * store.ns_len[p.ns as usize] as f64 / avg;
             if s.ns_acc[p.ns as usize] == 0.0 {
                 s.ns_touched.push(p.ns);
             }
@@ -152,50 +158,84 @@ fn pool_namespaces(store: &Store, t: &Tuning, terms: &[QueryTerm], s: &mut Scrat
     }
 }
 
-/// The touched documents that carry every required word and pass the filters, with their
-/// final scores (own score plus the namespace pool share).
-fn candidates(
+/// A hit in the top-k heap. Ordered so that the heap's maximum is the *worst* hit: lower
+/// score, then (on equal scores) the later name.
+struct Ranked<'a> {
+    score: f64,
+    name: &'a str,
+}
+
+impl Ord for Ranked<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .score
+            .total_cmp(&self.score)
+            .then_with(|| self.name.cmp(other.name))
+    }
+}
+
+impl PartialOrd for Ranked<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Ranked<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Ranked<'_> {}
+
+/// The best `limit` touched documents that carry every required word and pass the filters,
+/// by final score (own score plus the namespace pool share), then name.
+///
+/// A bounded heap: a candidate that cannot enter the current top `limit` is dropped before
+/// the filters run, so an allow-list check (a string hash) is paid only by the few documents
+/// that could make the cut, not by every document sharing a word with the query.
+fn top(
     store: &Store,
     t: &Tuning,
     required_mask: u64,
     opts: &SearchOptions,
     s: &Scratch,
-) -> Vec<(f64, u32)> {
-    let mut hits: Vec<(f64, u32)> = Vec::with_capacity(s.touched.len().min(1024));
+) -> Vec<SearchHit> {
+    let mut heap: BinaryHeap<Ranked> = BinaryHeap::with_capacity(opts.limit + 1);
     for &d in &s.touched {
-        if s.mask[d as usize] & required_mask != required_mask {
+        let cell = s.cells[d as usize];
+        if cell.mask & required_mask != required_mask {
             continue;
         }
         let Some(doc) = store.docs[d as usize].as_ref() else {
             continue;
         };
         let pool = s.ns_acc.get(doc.ns as usize).copied().unwrap_or(0.0);
-        let score = s.acc[d as usize] + t.namespace_pool * pool;
-        if score > 0.0 && passes(doc, opts) {
-            hits.push((score, d));
+        let hit = Ranked {
+            score: cell.score + t.namespace_pool * pool,
+            name: &doc.name,
+        };
+        if hit.score <= 0.0 {
+            continue;
+        }
+        if heap.len() == opts.limit && heap.peek().is_some_and(|worst| hit >= *worst) {
+            continue;
+        }
+        if passes(doc, opts) {
+            heap.push(hit);
+            if heap.len() > opts.limit {
+                heap.pop();
+            }
         }
     }
-    hits
-}
-
-/// Drops hits below the relative floor, then returns the best `limit` by score, then name.
-fn top(store: &Store, t: &Tuning, mut hits: Vec<(f64, u32)>, limit: usize) -> Vec<SearchHit> {
-    let best = hits.iter().map(|h| h.0).fold(0.0, f64::max);
-    let floor = best * t.min_relative_score;
-    hits.retain(|h| h.0 >= floor);
-    let name = |d: u32| store.docs[d as usize].as_ref().map_or("", |x| x.name.as_str());
-    let order = |a: &(f64, u32), b: &(f64, u32)| {
-        b.0.total_cmp(&a.0).then_with(|| name(a.1).cmp(name(b.1)))
-    };
-    if hits.len() > limit {
-        hits.select_nth_unstable_by(limit - 1, order);
-        hits.truncate(limit);
-    }
-    hits.sort_unstable_by(order);
+    let mut hits = heap.into_sorted_vec();
+    // Relative floor: drop hits far below the best (matches on one stray frequent word).
+    let floor = hits.first().map_or(0.0, |h| h.score) * t.min_relative_score;
+    hits.retain(|h| h.score >= floor);
     hits.into_iter()
-        .map(|(score, d)| SearchHit {
-            name: name(d).to_owned(),
-            score,
+        .map(|h| SearchHit {
+            name: h.name.to_owned(),
+            score: h.score,
         })
         .collect()
 }

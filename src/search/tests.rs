@@ -71,17 +71,37 @@ fn catalog() -> Vec<T> {
     ];
     vec![
         gh,
-        tool("read_file", "fs", "Read the complete contents of a file from disk"),
-        tool("write_file", "fs", "Create or overwrite a file with new content"),
+        tool(
+            "read_file",
+            "fs",
+            "Read the complete contents of a file from disk",
+        ),
+        tool(
+            "write_file",
+            "fs",
+            "Create or overwrite a file with new content",
+        ),
         tool(
             "list_directory",
             "fs",
             "List the entries of a folder; use read_file for contents",
         ),
         tool("web_search", "web", "Search the web for pages"),
-        tool("weather_now", "mcp:weather", "Current conditions for a city"),
-        tool("bing_search", "mcp:bing", "使用必应搜索指定的关键词，并返回搜索结果列表"),
-        tool("getHTTPStatus", "net", "Fetch a URL and report its status code"),
+        tool(
+            "weather_now",
+            "mcp:weather",
+            "Current conditions for a city",
+        ),
+        tool(
+            "bing_search",
+            "mcp:bing",
+            "使用必应搜索指定的关键词，并返回搜索结果列表",
+        ),
+        tool(
+            "getHTTPStatus",
+            "net",
+            "Fetch a URL and report its status code",
+        ),
     ]
 }
 
@@ -89,7 +109,11 @@ fn catalog() -> Vec<T> {
 fn name_hit_beats_description_hit() {
     let idx = index(&[
         tool("send_email", "mail", "Deliver a message to someone"),
-        tool("post_note", "notes", "Store a note; can also email it later"),
+        tool(
+            "post_note",
+            "notes",
+            "Store a note; can also email it later",
+        ),
     ]);
     assert_eq!(q(&idx, "email"), ["send_email", "post_note"]);
 }
@@ -233,9 +257,18 @@ fn namespace_filter_matches_namespace_or_label() {
         namespace: Some("mcp:GitHub"),
         ..by_id
     };
-    assert_eq!(names(&idx.search("create", &by_id).unwrap()), ["github_create_issue"]);
-    assert_eq!(names(&idx.search("create", &by_label).unwrap()), ["github_create_issue"]);
-    assert_eq!(names(&idx.search("", &by_label).unwrap()), ["github_create_issue"]);
+    assert_eq!(
+        names(&idx.search("create", &by_id).unwrap()),
+        ["github_create_issue"]
+    );
+    assert_eq!(
+        names(&idx.search("create", &by_label).unwrap()),
+        ["github_create_issue"]
+    );
+    assert_eq!(
+        names(&idx.search("", &by_label).unwrap()),
+        ["github_create_issue"]
+    );
     let none = SearchOptions {
         namespace: Some("mcp:GitHu"),
         ..by_id
@@ -260,6 +293,36 @@ fn allowed_set_restricts_results() {
         ..opts
     };
     assert_eq!(names(&idx.search("file", &rx).unwrap()), ["write_file"]);
+}
+
+#[test]
+fn allowed_tool_is_found_below_many_better_ones() {
+    let mut idx = SearchIndex::new();
+    let names: Vec<String> = (0..50).map(|i| format!("file_tool_{i}")).collect();
+    for n in &names {
+        put(
+            &mut idx,
+            &T {
+                name: Box::leak(n.clone().into_boxed_str()),
+                ns: "a",
+                label: "a",
+                desc: "file file file",
+                params: vec![],
+            },
+        );
+    }
+    put(&mut idx, &tool("weak", "b", "a long description that mentions a file once"));
+    let allowed: HashSet<String> = ["weak".to_string()].into();
+    let opts = SearchOptions {
+        allowed: Some(&allowed),
+        limit: 3,
+        ..Default::default()
+    };
+    assert_eq!(names_of(&idx.search("file", &opts).unwrap()), ["weak"]);
+}
+
+fn names_of(hits: &[SearchHit]) -> Vec<&str> {
+    names(hits)
 }
 
 #[test]
@@ -301,7 +364,11 @@ fn upsert_replaces_old_text() {
     assert_eq!(q(&idx, "conditions"), ["weather_now"]);
     put(
         &mut idx,
-        &tool("weather_now", "mcp:weather", "Forecast temperatures for tomorrow"),
+        &tool(
+            "weather_now",
+            "mcp:weather",
+            "Forecast temperatures for tomorrow",
+        ),
     );
     idx.store.check_invariants();
     assert_eq!(idx.len(), 8);
@@ -318,7 +385,11 @@ fn remove_deletes_and_reports() {
     assert_eq!(idx.len(), 7);
     assert!(!idx.contains("web_search"));
     assert!(!q(&idx, "web").contains(&"web_search".to_string()));
-    assert!(idx.search("select:web_search", &SearchOptions::default()).unwrap().is_empty());
+    assert!(
+        idx.search("select:web_search", &SearchOptions::default())
+            .unwrap()
+            .is_empty()
+    );
     // The freed slot is reused and the new tool is found.
     put(&mut idx, &tool("web_fetch", "web", "Fetch one web page"));
     idx.store.check_invariants();
@@ -328,16 +399,22 @@ fn remove_deletes_and_reports() {
 #[test]
 fn churn_keeps_bookkeeping_consistent() {
     let mut idx = SearchIndex::new();
-    let words = ["alpha", "beta", "gamma", "delta", "file", "search", "issue", "天气"];
+    let words = [
+        "alpha", "beta", "gamma", "delta", "file", "search", "issue", "天气",
+    ];
     let mut state = 12345u64;
     let mut next = || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (state >> 33) as usize
     };
     let mut names = Vec::new();
     for i in 0..300 {
         let name = format!("tool_{}", next() % 60);
-        let desc: Vec<&str> = (0..1 + next() % 6).map(|_| words[next() % words.len()]).collect();
+        let desc: Vec<&str> = (0..1 + next() % 6)
+            .map(|_| words[next() % words.len()])
+            .collect();
         let ns = format!("ns{}", next() % 5);
         let params = vec![(words[next() % words.len()].to_string(), desc.join(" "))];
         idx.upsert(&SearchDoc {
@@ -421,10 +498,16 @@ fn regex_rejects_long_and_invalid_patterns() {
     assert!(idx.search(&"a".repeat(MAX_REGEX_LEN), &rx).is_ok());
     let err = idx.search("read_(file", &rx).unwrap_err();
     assert!(matches!(err, SearchError::InvalidRegex(_)));
-    assert!(err.to_string().starts_with("invalid regex pattern:"), "{err}");
+    assert!(
+        err.to_string().starts_with("invalid regex pattern:"),
+        "{err}"
+    );
     // A pattern that compiles to a huge program is refused, not built.
     let err = idx.search(r"\w{1000}\w{1000}\w{1000}", &rx).unwrap_err();
-    assert!(matches!(err, SearchError::RegexTooComplex { .. }), "{err:?}");
+    assert!(
+        matches!(err, SearchError::RegexTooComplex { .. }),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -450,6 +533,140 @@ fn regex_has_no_catastrophic_backtracking() {
     assert!(idx.search("(a|aa)+b", &rx).unwrap().is_empty());
     assert!(start.elapsed().as_secs_f64() < 2.0, "{:?}", start.elapsed());
     assert_eq!(names(&idx.search("(a+)+!$", &rx).unwrap()), ["victim"]);
+}
+
+#[test]
+fn query_word_prefix_finds_compounds() {
+    let idx = index(&[
+        tool(
+            "market_prices",
+            "fin",
+            "Prices of cryptocurrencies and stocks",
+        ),
+        tool("weather_now", "wx", "Current weather"),
+    ]);
+    assert_eq!(q(&idx, "crypto"), ["market_prices"]);
+    let off = SearchIndex::with_tuning(Tuning {
+        prefix_weight: 0.0,
+        ..Tuning::default()
+    });
+    let mut off = off;
+    put(
+        &mut off,
+        &tool("market_prices", "fin", "Prices of cryptocurrencies"),
+    );
+    assert!(q(&off, "crypto").is_empty());
+}
+
+#[test]
+fn word_order_shared_with_a_name_ranks_higher() {
+    let idx = index(&[
+        tool("get_clips_channel", "a", ""),
+        tool("get_channel_clips", "b", ""),
+    ]);
+    // Same words, same lengths; only the phrase "channel clips" tells them apart.
+    assert_eq!(
+        q(&idx, "show channel clips"),
+        ["get_channel_clips", "get_clips_channel"]
+    );
+}
+
+#[test]
+fn request_phrasing_weighs_less_than_content_words() {
+    // Symmetric tools: one says "provide", the other "weather". Unweighted, they tie and the
+    // name decides; with request words weighted down, the content word wins.
+    let tools = [
+        tool("aa_desk", "a", "provide"),
+        tool("zz_now", "b", "weather"),
+    ];
+    let idx = index(&tools);
+    assert_eq!(q(&idx, "provide weather"), ["zz_now", "aa_desk"]);
+    let mut flat = SearchIndex::with_tuning(Tuning {
+        request_word_weight: 1.0,
+        ..Tuning::default()
+    });
+    tools.iter().for_each(|t| put(&mut flat, t));
+    assert_eq!(q(&flat, "provide weather"), ["aa_desk", "zz_now"]);
+}
+
+#[test]
+fn weak_stray_matches_are_dropped() {
+    // Ten tools share "common"; one also has three rare words. The ten match the query only
+    // through a near-zero-IDF word and fall under the relative floor.
+    let names = ["t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t9"];
+    let mut tools: Vec<T> = names.iter().map(|n| tool(n, "x", "common word")).collect();
+    tools.push(tool("target", "y", "zeta theta iota common"));
+    let idx = index(&tools);
+    assert_eq!(q(&idx, "zeta theta iota common"), ["target"]);
+    let mut keep = SearchIndex::with_tuning(Tuning {
+        min_relative_score: 0.0,
+        ..Tuning::default()
+    });
+    tools.iter().for_each(|t| put(&mut keep, t));
+    assert!(q(&keep, "zeta theta iota common").len() > 1);
+}
+
+#[test]
+fn odd_input_does_not_panic() {
+    let mut idx = index(&catalog());
+    let params = vec![("a.b[].c".to_string(), "🚀 émoji ok".to_string())];
+    let rtl = "مرحبا بالعالم e\u{301}t\u{e9} 🙂 \u{200b}zero-width";
+    idx.upsert(&SearchDoc {
+        name: "odd🙂name",
+        namespace: "",
+        namespace_label: "",
+        description: rtl,
+        params: &params,
+    });
+    idx.store.check_invariants();
+    for query in [
+        "🙂",
+        "+",
+        "++",
+        "+ +",
+        "select:",
+        "select:,,",
+        "ＡＢＣ",
+        "\u{0}",
+        rtl,
+        "a.b[].c",
+    ] {
+        let _ = q(&idx, query);
+    }
+    let long = "word ".repeat(5_000);
+    let start = Instant::now();
+    let _ = q(&idx, &long);
+    assert!(start.elapsed().as_secs_f64() < 1.0);
+}
+
+#[test]
+fn concurrent_queries_share_one_index() {
+    let idx = index(&catalog());
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| {
+                for _ in 0..200 {
+                    assert_eq!(q(&idx, "read_file")[0], "read_file");
+                    assert_eq!(q(&idx, "搜索")[0], "bing_search");
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn vocabulary_shrinks_when_tools_go() {
+    let mut idx = index(&catalog());
+    let before = idx.store.terms.len();
+    put(
+        &mut idx,
+        &tool("temp_tool", "tmp", "xylophone marimba glockenspiel"),
+    );
+    assert!(idx.store.terms.len() > before);
+    assert!(idx.remove("temp_tool"));
+    idx.store.check_invariants();
+    assert_eq!(idx.store.terms.len(), before);
+    assert!(format!("{idx:?}").starts_with("SearchIndex { tools: 8"));
 }
 
 #[test]

@@ -58,11 +58,16 @@ pub const PHRASE_MARK: char = '\u{2}';
 /// keeps phrase terms apart from words.
 pub fn phrase_key(first: &str, second: &str) -> String {
     let mut key = String::with_capacity(first.len() + second.len() + 2);
-    key.push(PHRASE_MARK);
-    key.push_str(first);
-    key.push(' ');
-    key.push_str(second);
+    phrase_key_into(first, second, &mut key);
     key
+}
+
+/// [`phrase_key`] appended to a reusable buffer (indexing builds one per word pair).
+pub fn phrase_key_into(first: &str, second: &str, out: &mut String) {
+    out.push(PHRASE_MARK);
+    out.push_str(first);
+    out.push(' ');
+    out.push_str(second);
 }
 
 /// Collects [`analyze`] output into owned strings (tests, small inputs).
@@ -182,7 +187,11 @@ impl<'a> Iterator for Runs<'a> {
             .unwrap_or(rest.len() - start);
         let piece = &rest[start..start + len];
         self.pos += start + len;
-        Some(if cjk { Run::Cjk(piece) } else { Run::Word(piece) })
+        Some(if cjk {
+            Run::Cjk(piece)
+        } else {
+            Run::Word(piece)
+        })
     }
 }
 
@@ -238,25 +247,26 @@ const STOPWORDS: &[&str] = &[
     "at", "be", "been", "before", "being", "both", "but", "by", "can", "could", "d", "did", "do",
     "does", "doing", "each", "eg", "etc", "for", "from", "had", "has", "have", "having", "he",
     "her", "here", "hers", "him", "his", "how", "i", "ie", "if", "im", "in", "into", "is", "it",
-    "its", "itself", "just", "let", "ll", "m", "me", "might", "more", "most", "must", "my", "myself",
-    "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "please", "re",
-    "s", "shall", "she", "should", "so", "some", "such", "t", "than", "that", "the", "their",
-    "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too",
-    "up", "us", "ve", "very", "was", "we", "were", "what", "when", "where", "which", "while",
-    "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
+    "its", "itself", "just", "let", "ll", "m", "me", "might", "more", "most", "must", "my",
+    "myself", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over",
+    "please", "re", "s", "shall", "she", "should", "so", "some", "such", "t", "than", "that",
+    "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through",
+    "to", "too", "up", "us", "ve", "very", "was", "we", "were", "what", "when", "where", "which",
+    "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
 ];
 
 /// Words of request phrasing ("can you *provide* *information* on…", "I *need* *help*…") that
 /// are common in any user request but say little about which tool is wanted. They are not
 /// dropped (many tools are named `get_*`, `list_*`, `find_*`), only weighted down in queries,
 /// because a catalog where few tools say "provide" would otherwise give them a high IDF.
+#[rustfmt::skip]
 const REQUEST_WORDS: &[&str] = &[
-    "able", "additionally", "any", "anything", "appreciate", "assist", "available", "best",
-    "certain", "check", "currently", "detail", "details", "different", "else", "every", "find",
-    "get", "give", "go", "good", "great", "help", "info", "information", "interested", "kindly",
-    "know", "like", "looking", "make", "many", "much", "need", "particular", "possible",
-    "provide", "recommend", "recommendation", "recommendations", "share", "show", "something",
-    "specific", "sure", "tell", "thank", "thanks", "various", "want", "way", "ways",
+    "able", "additionally", "anything", "appreciate", "assist", "available", "best", "certain",
+    "check", "currently", "detail", "different", "else", "every", "find", "get", "give", "go",
+    "good", "great", "help", "info", "information", "interested", "kindly", "know", "like",
+    "looking", "make", "many", "much", "need", "particular", "possible", "provide", "recommend",
+    "recommendation", "share", "show", "something", "specific", "sure", "tell", "thank",
+    "thanks", "various", "want", "way",
 ];
 
 /// True when the analysed query term `term` is a stemmed request word (see `REQUEST_WORDS`).
@@ -274,7 +284,8 @@ pub fn is_stopword(w: &str) -> bool {
 }
 
 fn has_vowel(s: &str) -> bool {
-    s.bytes().any(|b| matches!(b, b'a' | b'e' | b'i' | b'o' | b'u' | b'y'))
+    s.bytes()
+        .any(|b| matches!(b, b'a' | b'e' | b'i' | b'o' | b'u' | b'y'))
 }
 
 /// Light, deterministic English stemmer: plural `-s/-es/-ies`, `-ing`, `-ed/-ied`, and a final
@@ -339,7 +350,13 @@ pub fn stem(w: &str) -> Cow<'_, str> {
 fn undouble(s: &str) -> &str {
     let b = s.as_bytes();
     let n = b.len();
-    if n >= 3 && b[n - 1] == b[n - 2] && !matches!(b[n - 1], b'l' | b's' | b'z' | b'a' | b'e' | b'i' | b'o' | b'u') {
+    if n >= 3
+        && b[n - 1] == b[n - 2]
+        && !matches!(
+            b[n - 1],
+            b'l' | b's' | b'z' | b'a' | b'e' | b'i' | b'o' | b'u'
+        )
+    {
         &s[..n - 1]
     } else {
         s

@@ -1,0 +1,1028 @@
+//! Retrieval evaluation of the `search` module on public tool-retrieval data sets.
+//!
+//! Usage: `cargo run --release --example eval_search -- [OUT.json] [--ablate] [--bench]`
+//! (`--ablate`: switch each ranking rule off in turn; `--bench`: timings on a ~14k-tool catalog
+//! built from every data folder). Analysis modes: `--try "k1=1.0 pool=0; phrase=0"`,
+//! `--depth`, `--dump StableToolBench` (see `Args`).
+//! Data: `$TOOLREG_DATA`, else `shared/data` next to the crate (absent → "data not found,
+//! skipping", exit 0).
+//!
+//! Sets (see the data folders' READMEs):
+//! - StableToolBench: catalog = union of every `api_list` entry of the 6 test files keyed by
+//!   (tool_name, api_name); query = `query`; relevant = `relevant APIs`. Recall@5, nDCG@10.
+//! - LiveMCPBench: the 527 tools of tools.json (namespace = server); query = `Question`;
+//!   relevant = tool names of `Annotator Metadata.Tools` that exist in the catalog, matched by
+//!   name in any server. Recall@10.
+//! - MetaTool: the 199 tools of plugin_des.json; queries = a fixed sample of 2,000 rows of
+//!   all_clean_data.csv: row `i * rows / 2000` for i in 0..2000 (evenly spaced over the file,
+//!   which is grouped by tool, so every tool is represented). Recall@1, Recall@5.
+//!
+//! Two systems are run on identical catalogs: `baseline` (plain BM25, k1 1.2, b 0.75, over
+//! name + description, lowercase alphanumeric words minus stopwords; no stemming, identifier
+//! splitting, fields or pooling) and `ours` (`SearchIndex` with its default tuning). Recall
+//! counts each relevant tool once: |relevant ∩ top k| / |relevant|, averaged over queries.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use toolreg::search::{SearchDoc, SearchIndex, SearchOptions, Tuning, tokenize};
+use serde_json::{Value, json};
+
+// ---------------------------------------------------------------------------------------------
+// Data model
+
+#[derive(Clone)]
+struct Tool {
+    /// Unique name given to the index.
+    name: String,
+    /// What relevance labels refer to (equal to `name` unless names collide).
+    key: String,
+    namespace: String,
+    label: String,
+    description: String,
+    params: Vec<(String, String)>,
+}
+
+struct Query {
+    text: String,
+    group: String,
+    relevant: Vec<String>,
+}
+
+struct DataSet {
+    name: &'static str,
+    tools: Vec<Tool>,
+    queries: Vec<Query>,
+}
+
+fn data_dir() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("TOOLREG_DATA") {
+        let p = PathBuf::from(p);
+        return p.is_dir().then_some(p);
+    }
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    [here.join("../shared/data"), here.join("../../shared/data")]
+        .into_iter()
+        .find(|p| p.is_dir())
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn s(v: &Value) -> String {
+    v.as_str().unwrap_or_default().to_owned()
+}
+
+/// `Transfermarkt search` → `Transfermarkt_search`: provider-safe-ish unique names.
+fn slug(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    out.trim_matches('_').to_owned()
+}
+
+/// Flattens a JSON Schema's properties into `(path, description)` pairs (nested objects as
+/// `a.b`, array items as `a[]`).
+fn flatten_schema(schema: &Value, prefix: &str, depth: usize, out: &mut Vec<(String, String)>) {
+    if depth > 4 {
+        return;
+    }
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for (name, prop) in props {
+            let path = if prefix.is_empty() {
+                name.clone()
+            } else {
+                format!("{prefix}.{name}")
+            };
+            out.push((
+                path.clone(),
+                s(prop.get("description").unwrap_or(&Value::Null)),
+            ));
+            flatten_schema(prop, &path, depth + 1, out);
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        flatten_schema(items, &format!("{prefix}[]"), depth + 1, out);
+    }
+}
+
+fn load_stabletoolbench(dir: &Path) -> Option<DataSet> {
+    let files = [
+        "G1_category",
+        "G1_instruction",
+        "G1_tool",
+        "G2_category",
+        "G2_instruction",
+        "G3_instruction",
+    ];
+    let mut tools: Vec<Tool> = Vec::new();
+    let mut by_key: HashMap<String, usize> = HashMap::new();
+    let mut used_names: HashSet<String> = HashSet::new();
+    let mut queries = Vec::new();
+    for f in files {
+        let path = dir.join(format!("stabletoolbench/test_instruction/{f}.json"));
+        if !path.is_file() {
+            return None;
+        }
+        for q in read_json(&path).as_array()? {
+            for api in q["api_list"].as_array()? {
+                let (tool, name) = (s(&api["tool_name"]), s(&api["api_name"]));
+                let key = format!("{tool}\u{0}{name}");
+                if by_key.contains_key(&key) {
+                    continue;
+                }
+                let mut unique = format!("{}__{}", slug(&tool), slug(&name));
+                let mut n = 2;
+                while !used_names.insert(unique.clone()) {
+                    unique = format!("{}__{}_{n}", slug(&tool), slug(&name));
+                    n += 1;
+                }
+                let mut params = Vec::new();
+                for kind in ["required_parameters", "optional_parameters"] {
+                    for p in api[kind].as_array().into_iter().flatten() {
+                        params.push((s(&p["name"]), s(&p["description"])));
+                    }
+                }
+                let description = s(&api["api_description"]);
+                by_key.insert(key.clone(), tools.len());
+                tools.push(Tool {
+                    name: unique,
+                    key,
+                    namespace: tool.clone(),
+                    label: tool,
+                    description,
+                    params,
+                });
+            }
+            let relevant = q["relevant APIs"]
+                .as_array()?
+                .iter()
+                .map(|r| format!("{}\u{0}{}", s(&r[0]), s(&r[1])))
+                .collect();
+            queries.push(Query {
+                text: s(&q["query"]),
+                group: f[..2].to_owned(),
+                relevant,
+            });
+        }
+    }
+    Some(DataSet {
+        name: "StableToolBench",
+        tools,
+        queries,
+    })
+}
+
+fn load_livemcpbench(dir: &Path) -> Option<DataSet> {
+    let tools_path = dir.join("livemcpbench/tools.json");
+    let ann_path = dir.join("livemcpbench/all_annotations.json");
+    if !tools_path.is_file() || !ann_path.is_file() {
+        return None;
+    }
+    let catalog = read_json(&tools_path);
+    let mut raw = Vec::new();
+    for server in catalog.as_array()? {
+        let display = s(&server["name"]);
+
+        for (key, entry) in server["tools"].as_object()? {
+            for t in entry["tools"].as_array().into_iter().flatten() {
+                let mut params = Vec::new();
+                flatten_schema(&t["inputSchema"], "", 0, &mut params);
+                raw.push((key.clone(), display.clone(), t, params));
+            }
+        }
+    }
+    let mut count: HashMap<String, usize> = HashMap::new();
+    for (_, _, t, _) in &raw {
+        *count.entry(s(&t["name"])).or_default() += 1;
+    }
+    let tools: Vec<Tool> = raw
+        .into_iter()
+        .map(|(server, display, t, params)| {
+            let key = s(&t["name"]);
+            let name = if count[&key] > 1 {
+                format!("{server}__{key}")
+            } else {
+                key.clone()
+            };
+            Tool {
+                name,
+                key,
+                namespace: format!("mcp:{server}"),
+                label: format!("mcp:{display}"),
+                description: s(&t["description"]),
+                params,
+            }
+        })
+        .collect();
+    let known: HashSet<&str> = tools.iter().map(|t| t.key.as_str()).collect();
+    let mut queries = Vec::new();
+    for task in read_json(&ann_path).as_array()? {
+        let list = s(&task["Annotator Metadata"]["Tools"]);
+        let mut relevant: Vec<String> = Vec::new();
+        for line in list.lines() {
+            let name = line
+                .trim()
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .trim_start_matches('.')
+                .trim();
+            if known.contains(name) && !relevant.iter().any(|r| r == name) {
+                relevant.push(name.to_owned());
+            }
+        }
+        if !relevant.is_empty() {
+            queries.push(Query {
+                text: s(&task["Question"]),
+                group: s(&task["category"]),
+                relevant,
+            });
+        }
+    }
+    Some(DataSet {
+        name: "LiveMCPBench",
+        tools,
+        queries,
+    })
+}
+
+/// Minimal RFC 4180 reader (quoted fields, doubled quotes, newlines inside quotes).
+fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut row = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => row.push(std::mem::take(&mut field)),
+            (false, '\n') => {
+                row.push(std::mem::take(&mut field));
+                rows.push(std::mem::take(&mut row));
+            }
+            (false, '\r') => {}
+            (false, c) => field.push(c),
+        }
+    }
+    if !field.is_empty() || !row.is_empty() {
+        row.push(field);
+        rows.push(row);
+    }
+    rows
+}
+
+const METATOOL_SAMPLE: usize = 2000;
+
+fn load_metatool(dir: &Path) -> Option<DataSet> {
+    let des = dir.join("metatool/plugin_des.json");
+    let csv = dir.join("metatool/all_clean_data.csv");
+    if !des.is_file() || !csv.is_file() {
+        return None;
+    }
+    let tools = read_json(&des)
+        .as_object()?
+        .iter()
+        .map(|(name, d)| Tool {
+            name: name.clone(),
+            key: name.clone(),
+            namespace: "plugins".into(),
+            label: "plugins".into(),
+            description: s(d),
+            params: Vec::new(),
+        })
+        .collect();
+    let text = std::fs::read_to_string(&csv).ok()?;
+    let rows: Vec<Vec<String>> = parse_csv(&text)
+        .into_iter()
+        .skip(1)
+        .filter(|r| r.len() >= 2)
+        .collect();
+    let n = rows.len();
+    let queries = (0..METATOOL_SAMPLE.min(n))
+        .map(|i| &rows[i * n / METATOOL_SAMPLE.min(n)])
+        .map(|r| Query {
+            text: r[0].clone(),
+            group: "all".into(),
+            relevant: vec![r[1].clone()],
+        })
+        .collect();
+    Some(DataSet {
+        name: "MetaTool",
+        tools,
+        queries,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Systems
+
+trait Retriever {
+    fn top(&self, query: &str, k: usize) -> Vec<usize>;
+}
+
+struct Ours {
+    index: SearchIndex,
+    ids: HashMap<String, usize>,
+}
+
+impl Ours {
+    fn build(tools: &[Tool], tuning: Tuning) -> Self {
+        let mut index = SearchIndex::with_tuning(tuning);
+        for t in tools {
+            index.upsert(&SearchDoc {
+                name: &t.name,
+                namespace: &t.namespace,
+                namespace_label: &t.label,
+                description: &t.description,
+                params: &t.params,
+            });
+        }
+        let ids = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.clone(), i))
+            .collect();
+        Ours { index, ids }
+    }
+}
+
+impl Retriever for Ours {
+    fn top(&self, query: &str, k: usize) -> Vec<usize> {
+        let opts = SearchOptions {
+            limit: k,
+            ..Default::default()
+        };
+        self.index
+            .search(query, &opts)
+            .expect("bm25 never fails")
+            .into_iter()
+            .map(|h| self.ids[&h.name])
+            .collect()
+    }
+}
+
+/// Textbook BM25 (k1 1.2, b 0.75) over `name + " " + description`: lowercase alphanumeric
+/// words, optionally without stopwords and/or stemmed (the same lists as `search`).
+struct Baseline {
+    postings: HashMap<String, Vec<(usize, f64)>>,
+    lens: Vec<f64>,
+    avg: f64,
+    analyzer: PlainAnalyzer,
+}
+
+#[derive(Clone, Copy)]
+struct PlainAnalyzer {
+    stopwords: bool,
+    stem: bool,
+}
+
+impl PlainAnalyzer {
+    fn words(self, text: &str) -> Vec<String> {
+        text.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .filter(|w| !self.stopwords || !tokenize::is_stopword(w))
+            .map(|w| {
+                if self.stem {
+                    tokenize::stem(&w).into_owned()
+                } else {
+                    w
+                }
+            })
+            .collect()
+    }
+}
+
+impl Baseline {
+    fn build(tools: &[Tool], analyzer: PlainAnalyzer) -> Self {
+        let mut postings: HashMap<String, Vec<(usize, f64)>> = HashMap::new();
+        let mut lens = Vec::new();
+        for (i, t) in tools.iter().enumerate() {
+            let mut tf: HashMap<String, f64> = HashMap::new();
+            for w in analyzer.words(&format!("{} {}", t.name, t.description)) {
+                *tf.entry(w).or_default() += 1.0;
+            }
+            lens.push(tf.values().sum());
+            for (w, n) in tf {
+                postings.entry(w).or_default().push((i, n));
+            }
+        }
+        let avg = lens.iter().sum::<f64>() / lens.len().max(1) as f64;
+        Baseline {
+            postings,
+            lens,
+            avg,
+            analyzer,
+        }
+    }
+}
+
+/// The baseline of the table: stopwords removed, nothing else (it reproduces the issue's
+/// StableToolBench baseline, 0.636).
+const BASELINE: PlainAnalyzer = PlainAnalyzer {
+    stopwords: true,
+    stem: false,
+};
+
+impl Retriever for Baseline {
+    fn top(&self, query: &str, k: usize) -> Vec<usize> {
+        let (k1, b) = (1.2, 0.75);
+        let n = self.lens.len() as f64;
+        let mut acc = vec![0.0; self.lens.len()];
+        for w in self.analyzer.words(query) {
+            let Some(list) = self.postings.get(&w) else {
+                continue;
+            };
+            let idf = (1.0 + (n - list.len() as f64 + 0.5) / (list.len() as f64 + 0.5)).ln();
+            for &(d, tf) in list {
+                let norm = 1.0 - b + b * self.lens[d] / self.avg;
+                acc[d] += idf * tf * (k1 + 1.0) / (tf + k1 * norm);
+            }
+        }
+        let mut hits: Vec<usize> = (0..acc.len()).filter(|&d| acc[d] > 0.0).collect();
+        hits.sort_by(|&a, &b| acc[b].total_cmp(&acc[a]).then(a.cmp(&b)));
+        hits.truncate(k);
+        hits
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metrics
+
+/// Fraction of the relevant keys found in the top `k` keys (each relevant key counted once).
+fn recall(keys: &[&str], relevant: &[String], k: usize) -> f64 {
+    let top: HashSet<&str> = keys.iter().take(k).copied().collect();
+    let found = relevant.iter().filter(|r| top.contains(r.as_str())).count();
+    found as f64 / relevant.len() as f64
+}
+
+/// Binary-relevance nDCG@k.
+fn ndcg(keys: &[&str], relevant: &[String], k: usize) -> f64 {
+    let rel: HashSet<&str> = relevant.iter().map(String::as_str).collect();
+    let mut seen = HashSet::new();
+    let dcg: f64 = keys
+        .iter()
+        .take(k)
+        .enumerate()
+        .filter(|(_, key)| rel.contains(*key) && seen.insert(**key))
+        .map(|(i, _)| 1.0 / (i as f64 + 2.0).log2())
+        .sum();
+    let ideal: f64 = (0..rel.len().min(k))
+        .map(|i| 1.0 / (i as f64 + 2.0).log2())
+        .sum();
+    dcg / ideal
+}
+
+/// Metric name → (group → mean).
+type Scores = Vec<(String, Vec<(String, f64)>)>;
+
+fn evaluate(set: &DataSet, sys: &dyn Retriever) -> Scores {
+    let metrics: &[(&str, usize)] = match set.name {
+        "StableToolBench" => &[("Recall@5", 5), ("nDCG@10", 10)],
+        "LiveMCPBench" => &[("Recall@10", 10)],
+        _ => &[("Recall@1", 1), ("Recall@5", 5)],
+    };
+    let mut sums: HashMap<(&str, String), (f64, usize)> = HashMap::new();
+    for q in &set.queries {
+        let hits = sys.top(&q.text, 10);
+        let keys: Vec<&str> = hits.iter().map(|&i| set.tools[i].key.as_str()).collect();
+        for &(m, k) in metrics {
+            let v = if m.starts_with("nDCG") {
+                ndcg(&keys, &q.relevant, k)
+            } else {
+                recall(&keys, &q.relevant, k)
+            };
+            for g in [q.group.clone(), "all".to_owned()] {
+                let e = sums.entry((m, g)).or_default();
+                e.0 += v;
+                e.1 += 1;
+            }
+        }
+    }
+    let mut groups: Vec<String> = set.queries.iter().map(|q| q.group.clone()).collect();
+    groups.sort();
+    groups.dedup();
+    if groups.len() == 1 {
+        groups.clear();
+    }
+    groups.push("all".into());
+    metrics
+        .iter()
+        .map(|&(m, _)| {
+            let per = groups
+                .iter()
+                .map(|g| {
+                    let (sum, n) = sums[&(m, g.clone())];
+                    (g.clone(), sum / n as f64)
+                })
+                .collect();
+            (m.to_owned(), per)
+        })
+        .collect()
+}
+
+fn headline(set: &str, scores: &Scores) -> f64 {
+    let metric = match set {
+        "StableToolBench" => "Recall@5",
+        "LiveMCPBench" => "Recall@10",
+        _ => "Recall@5",
+    };
+    scores
+        .iter()
+        .find(|(m, _)| m == metric)
+        .and_then(|(_, per)| per.iter().find(|(g, _)| g == "all"))
+        .map_or(0.0, |(_, v)| *v)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timing
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn timings(sets: &[DataSet]) -> Value {
+    // Index build: StableToolBench + LiveMCPBench catalogs together.
+    let owned: Vec<Tool> = sets
+        .iter()
+        .filter(|s| s.name != "MetaTool")
+        .flat_map(|s| s.tools.iter().cloned())
+        .collect();
+    let mut builds = Vec::new();
+    let mut ours = None;
+    for _ in 0..5 {
+        let start = Instant::now();
+        let o = Ours::build(&owned, Tuning::default());
+        builds.push(start.elapsed().as_secs_f64() * 1e3);
+        ours = Some(o);
+    }
+    builds.sort_by(f64::total_cmp);
+    let ours = ours.expect("built");
+    let mut lat = Vec::new();
+    let queries: Vec<&Query> = sets.iter().flat_map(|s| &s.queries).collect();
+    for q in &queries {
+        let best = (0..3)
+            .map(|_| {
+                let start = Instant::now();
+                std::hint::black_box(ours.top(&q.text, 5));
+                start.elapsed().as_secs_f64() * 1e6
+            })
+            .fold(f64::INFINITY, f64::min);
+        lat.push(best);
+    }
+    lat.sort_by(f64::total_cmp);
+    json!({
+        "build_docs": owned.len(),
+        "build_ms_median": percentile(&builds, 0.5),
+        "query_us_p50": percentile(&lat, 0.5),
+        "query_us_p95": percentile(&lat, 0.95),
+        "queries": lat.len(),
+    })
+}
+
+/// Large-catalog timing: every tool of every data folder (~14k), 20-word queries, and
+/// upsert/remove of single tools (each figure is the fastest of several runs; see comments).
+fn big_bench(dir: &Path, sets: &[DataSet], tuning: &Tuning) -> Value {
+    let mut tools: Vec<Tool> = Vec::new();
+    for set in sets {
+        for t in &set.tools {
+            tools.push(Tool {
+                name: format!("{}::{}", set.name, t.name),
+                ..t.clone()
+            });
+        }
+    }
+    let jsonl = [
+        ("toucan-mcp-servers/servers_with_tools.jsonl", "server_name"),
+        ("docker-mcp-registry/servers_tools.jsonl", "server"),
+    ];
+    for (file, server_field) in jsonl {
+        let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
+            continue;
+        };
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let server = s(&v[server_field]);
+            for t in v["tools"].as_array().into_iter().flatten() {
+                let mut params = Vec::new();
+                flatten_schema(&t["inputSchema"], "", 0, &mut params);
+                for a in t["arguments"].as_array().into_iter().flatten() {
+                    params.push((s(&a["name"]), s(&a["desc"])));
+                }
+                tools.push(Tool {
+                    name: format!("{file}::{server}::{}::{}", s(&t["name"]), tools.len()),
+                    key: s(&t["name"]),
+                    namespace: format!("mcp:{server}"),
+                    label: format!("mcp:{server}"),
+                    description: s(&t["description"]),
+                    params,
+                });
+            }
+        }
+    }
+    let start = Instant::now();
+    let mut ours = Ours::build(&tools, tuning.clone());
+    let build_ms = start.elapsed().as_secs_f64() * 1e3;
+
+    // 20-word queries: StableToolBench questions cut to their first 20 words.
+    let queries: Vec<String> = sets
+        .iter()
+        .flat_map(|s| &s.queries)
+        .map(|q| {
+            q.text
+                .split_whitespace()
+                .take(20)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|q| q.split_whitespace().count() == 20)
+        .collect();
+    // Each query's latency is the fastest of 5 runs: the machine is shared, and the minimum
+    // is what the code costs.
+    let mut lat = Vec::new();
+    for q in &queries {
+        let best = (0..5)
+            .map(|_| {
+                let start = Instant::now();
+                std::hint::black_box(ours.top(q, 5));
+                start.elapsed().as_secs_f64() * 1e6
+            })
+            .fold(f64::INFINITY, f64::min);
+        lat.push(best);
+    }
+    lat.sort_by(f64::total_cmp);
+
+    // Single-tool updates: remove then re-add 1,000 tools spread over the catalog.
+    let mut rm = Vec::new();
+    let mut up = Vec::new();
+    let step = (tools.len() / 1000).max(1);
+    for t in tools.iter().step_by(step) {
+        let doc = SearchDoc {
+            name: &t.name,
+            namespace: &t.namespace,
+            namespace_label: &t.label,
+            description: &t.description,
+            params: &t.params,
+        };
+        // One removal from the tool's original position (cold caches, postings anywhere in
+        // their lists), then the re-insertion; single measurements, no warm-up.
+        let start = Instant::now();
+        ours.index.remove(&t.name);
+        let r = start.elapsed().as_secs_f64() * 1e6;
+        let start = Instant::now();
+        ours.index.upsert(&doc);
+        let u = start.elapsed().as_secs_f64() * 1e6;
+        rm.push(r);
+        up.push(u);
+    }
+    rm.sort_by(f64::total_cmp);
+    up.sort_by(f64::total_cmp);
+    json!({
+        "docs": ours.index.len(),
+        "build_ms": build_ms,
+        "query20_us_p50": percentile(&lat, 0.5),
+        "query20_us_p95": percentile(&lat, 0.95),
+        "query20_us_max": percentile(&lat, 1.0),
+        "remove_us_p50": percentile(&rm, 0.5),
+        "remove_us_p95": percentile(&rm, 0.95),
+        "upsert_us_p50": percentile(&up, 0.5),
+        "upsert_us_p95": percentile(&up, 0.95),
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ablations: each variant changes one rule of the default tuning.
+
+fn variants() -> Vec<(&'static str, Tuning)> {
+    let d = Tuning::default();
+    let mut v = vec![("default", d.clone())];
+    let mut push = |name, f: &dyn Fn(&mut Tuning)| {
+        let mut t = d.clone();
+        f(&mut t);
+        v.push((name, t));
+    };
+    push("- field weights (all 1)", &|t| t.weights = [1.0; 6]);
+    push("- exact-name term", &|t| t.weights[1] = 0.0);
+    push("- namespace label field", &|t| t.weights[2] = 0.0);
+    push("- parameter fields", &|t| {
+        t.weights[4] = 0.0;
+        t.weights[5] = 0.0;
+    });
+    push("- namespace pool", &|t| t.namespace_pool = 0.0);
+    push("- phrases", &|t| t.phrase_weight = 0.0);
+    push("- prefix expansion", &|t| t.prefix_weight = 0.0);
+    push("- request-word weighting", &|t| t.request_word_weight = 1.0);
+    push("- query tf damping (linear)", &|t| {
+        t.query_tf_exponent = 1.0
+    });
+    push("- relative floor", &|t| t.min_relative_score = 0.0);
+    v
+}
+
+/// Prints the queries whose relevant tools are missing from the top 10 (error analysis).
+fn dump_failures(set: &DataSet, tuning: Tuning) {
+    let ours = Ours::build(&set.tools, tuning);
+    let k = if set.name == "LiveMCPBench" { 10 } else { 5 };
+    for q in &set.queries {
+        let hits = ours.top(&q.text, 10);
+        let keys: Vec<&str> = hits.iter().map(|&i| set.tools[i].key.as_str()).collect();
+        if recall(&keys, &q.relevant, k) < 1.0 {
+            println!("Q: {}", q.text);
+            println!("   want: {:?}", q.relevant);
+            let names: Vec<&str> = hits.iter().map(|&i| set.tools[i].name.as_str()).collect();
+            println!("   got:  {:?}", names);
+            let deep = ours.top(&q.text, 1000);
+            let ranks: Vec<String> = q
+                .relevant
+                .iter()
+                .map(|r| {
+                    deep.iter()
+                        .position(|&i| set.tools[i].key == *r)
+                        .map_or("-".into(), |p| (p + 1).to_string())
+                })
+                .collect();
+            println!("   ranks: {}", ranks.join(","));
+        }
+    }
+}
+
+/// Parses `key=value` overrides (space separated) onto the default tuning.
+fn parse_tuning(spec: &str) -> Tuning {
+    let mut t = Tuning::default();
+    for kv in spec.split_whitespace() {
+        let (k, v) = kv
+            .split_once('=')
+            .unwrap_or_else(|| panic!("bad override {kv}"));
+        let x: f64 = v.parse().unwrap_or_else(|_| panic!("bad value {kv}"));
+        match k {
+            "k1" => t.k1 = x,
+            "pool" => t.namespace_pool = x,
+            "nsk1" => t.namespace_k1 = x,
+            "nsb" => t.namespace_b = x,
+            "phrase" => t.phrase_weight = x,
+            "prefix" => t.prefix_weight = x,
+            "prefixlen" => t.prefix_min_len = x as usize,
+            "req" => t.request_word_weight = x,
+            "qtf" => t.query_tf_exponent = x,
+            "minrel" => t.min_relative_score = x,
+            _ if k.starts_with('w') => t.weights[k[1..].parse::<usize>().expect("field")] = x,
+            _ if k.starts_with('b') => t.b[k[1..].parse::<usize>().expect("field")] = x,
+            _ => panic!("unknown knob {k}"),
+        }
+    }
+    t
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// Command line: `[OUT.json] [--ablate] [--bench] [--tuning SPEC]`, or one of the analysis
+/// modes `--try "SPEC; SPEC"`, `--depth`, `--dump SET` (these print and write nothing).
+/// SPEC is `key=value` pairs, see `parse_tuning`.
+struct Args {
+    out: String,
+    ablate: bool,
+    bench: bool,
+    tuning: Tuning,
+    try_specs: Option<String>,
+    depth: bool,
+    dump: Option<String>,
+}
+
+fn parse_args() -> Args {
+    let mut args = Args {
+        out: "eval-search.json".into(),
+        ablate: false,
+        bench: false,
+        tuning: Tuning::default(),
+        try_specs: None,
+        depth: false,
+        dump: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--ablate" => args.ablate = true,
+            "--bench" => args.bench = true,
+            "--depth" => args.depth = true,
+            "--tuning" => args.tuning = parse_tuning(&it.next().unwrap_or_default()),
+            "--try" => args.try_specs = it.next(),
+            "--dump" => args.dump = it.next(),
+            _ if a.starts_with("--") => panic!("unknown option {a}"),
+            _ => args.out = a,
+        }
+    }
+    args
+}
+
+fn fmt_row(vals: &[f64]) -> String {
+    vals.iter()
+        .map(|v| format!("{v:.3}"))
+        .collect::<Vec<_>>()
+        .join("  ")
+}
+
+/// Recall at several depths per set (how much a re-ranker could still gain).
+fn depth_curve(sets: &[DataSet], tuning: &Tuning) {
+    const KS: [usize; 7] = [1, 3, 5, 10, 20, 50, 100];
+    for set in sets {
+        let ours = Ours::build(&set.tools, tuning.clone());
+        let mut sums = [0.0; KS.len()];
+        for q in &set.queries {
+            let hits = ours.top(&q.text, 100);
+            let keys: Vec<&str> = hits.iter().map(|&i| set.tools[i].key.as_str()).collect();
+            for (sum, &k) in sums.iter_mut().zip(&KS) {
+                *sum += recall(&keys, &q.relevant, k);
+            }
+        }
+        let n = set.queries.len() as f64;
+        let cells: Vec<String> = KS
+            .iter()
+            .zip(sums)
+            .map(|(k, s)| format!("R@{k}={:.3}", s / n))
+            .collect();
+        println!("{:<16} {}", set.name, cells.join(" "));
+    }
+}
+
+fn main() {
+    let args = parse_args();
+    let Some(dir) = data_dir() else {
+        println!("eval_search: data not found, skipping (set TOOLREG_DATA to shared/data)");
+        return;
+    };
+    let sets: Vec<DataSet> = [
+        load_stabletoolbench(&dir),
+        load_livemcpbench(&dir),
+        load_metatool(&dir),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if sets.is_empty() {
+        println!(
+            "eval_search: no data set found under {}, skipping",
+            dir.display()
+        );
+        return;
+    }
+
+    if let Some(specs) = &args.try_specs {
+        for spec in specs.split(';') {
+            let tuning = parse_tuning(spec);
+            let vals: Vec<f64> = sets
+                .iter()
+                .map(|set| {
+                    headline(
+                        set.name,
+                        &evaluate(set, &Ours::build(&set.tools, tuning.clone())),
+                    )
+                })
+                .collect();
+            println!("{:<50} {}", spec.trim(), fmt_row(&vals));
+        }
+        return;
+    }
+    if args.depth {
+        depth_curve(&sets, &args.tuning);
+        return;
+    }
+    if let Some(which) = &args.dump {
+        for set in sets.iter().filter(|s| s.name == which) {
+            dump_failures(set, args.tuning.clone());
+        }
+        return;
+    }
+
+    let mut report = serde_json::Map::new();
+    println!(
+        "{:<16} {:>6} {:>6}  {:<10} {:<9} {:>9} {:>9} {:>7}",
+        "set", "tools", "queries", "metric", "group", "baseline", "ours", "delta"
+    );
+    for set in &sets {
+        let base = evaluate(set, &Baseline::build(&set.tools, BASELINE));
+        let ours = evaluate(set, &Ours::build(&set.tools, args.tuning.clone()));
+        let mut metrics = serde_json::Map::new();
+        for ((m, bper), (_, oper)) in base.iter().zip(&ours) {
+            let mut groups = serde_json::Map::new();
+            for ((g, b), (_, o)) in bper.iter().zip(oper) {
+                println!(
+                    "{:<16} {:>6} {:>6}  {:<10} {:<9} {:>9.3} {:>9.3} {:>+7.3}",
+                    set.name,
+                    set.tools.len(),
+                    set.queries.len(),
+                    m,
+                    g,
+                    b,
+                    o,
+                    o - b
+                );
+                groups.insert(g.clone(), json!({ "baseline": b, "ours": o }));
+            }
+            metrics.insert(m.clone(), Value::Object(groups));
+        }
+        report.insert(
+            set.name.into(),
+            json!({ "tools": set.tools.len(), "queries": set.queries.len(), "metrics": metrics }),
+        );
+    }
+
+    if args.ablate {
+        println!(
+            "\nablations (headline per set: StableToolBench Recall@5, LiveMCPBench Recall@10, MetaTool Recall@5)"
+        );
+        let mut rows = Vec::new();
+        for (name, tuning) in variants() {
+            let vals: Vec<f64> = sets
+                .iter()
+                .map(|set| {
+                    headline(
+                        set.name,
+                        &evaluate(set, &Ours::build(&set.tools, tuning.clone())),
+                    )
+                })
+                .collect();
+            println!("{:<30} {}", name, fmt_row(&vals));
+            rows.push(json!({ "variant": name, "headline": vals }));
+        }
+        let plain = [
+            (
+                "baseline without stopwords",
+                PlainAnalyzer {
+                    stopwords: false,
+                    stem: false,
+                },
+            ),
+            ("baseline (stopwords)", BASELINE),
+            (
+                "baseline + light stemming",
+                PlainAnalyzer {
+                    stopwords: true,
+                    stem: true,
+                },
+            ),
+        ];
+        for (name, analyzer) in plain {
+            let vals: Vec<f64> = sets
+                .iter()
+                .map(|set| {
+                    headline(
+                        set.name,
+                        &evaluate(set, &Baseline::build(&set.tools, analyzer)),
+                    )
+                })
+                .collect();
+            println!("{:<30} {}", name, fmt_row(&vals));
+            rows.push(json!({ "variant": name, "headline": vals }));
+        }
+        report.insert("ablations".into(), Value::Array(rows));
+    }
+
+    let t = timings(&sets);
+    println!(
+        "\ntiming (release): index build of {} tools (StableToolBench + LiveMCPBench) {:.1} ms \
+         (median of 5); query p50 {:.1} µs, p95 {:.1} µs over {} queries",
+        t["build_docs"],
+        t["build_ms_median"].as_f64().unwrap_or(0.0),
+        t["query_us_p50"].as_f64().unwrap_or(0.0),
+        t["query_us_p95"].as_f64().unwrap_or(0.0),
+        t["queries"]
+    );
+    report.insert("timing".into(), t);
+    if args.bench {
+        let b = big_bench(&dir, &sets, &args.tuning);
+        println!("large catalog: {b}");
+        report.insert("large_catalog".into(), b);
+    }
+    report.insert(
+        "method".into(),
+        json!({
+            "baseline": "BM25 k1=1.2 b=0.75 over name + ' ' + description; lowercase alphanumeric words, stopwords removed (same list as search); no stemming, identifier splitting, fields or pooling",
+            "ours": "SearchIndex with default Tuning: BM25F over name parts, exact name, namespace label, description, parameter names/descriptions; identifier splitting, folding, light stemming, stopwords; phrases; prefix expansion; request-word weighting; namespace pool",
+            "stabletoolbench": "catalog = union of api_list over the 6 test files keyed by (tool_name, api_name); doc name = slug(tool)__slug(api); namespace = label = tool_name; description = api_description; params = required + optional parameters",
+            "livemcpbench": "527 tools; namespace mcp:<server key>, label mcp:<server name>; names colliding across servers become <server>__<name>; relevant = Annotator Metadata.Tools names present in tools.json, matched by name in any server; queries without any such name are skipped",
+            "metatool": "199 tools of plugin_des.json, one namespace; queries = rows i*n/2000 for i in 0..2000 of all_clean_data.csv (n = 20,614 data rows)",
+        }),
+    );
+    let text = serde_json::to_string_pretty(&Value::Object(report)).expect("json");
+    std::fs::write(&args.out, text).unwrap_or_else(|e| panic!("{}: {e}", args.out));
+    println!("wrote {}", args.out);
+}

@@ -1,0 +1,228 @@
+//! Server configuration, in the shape JS passes it: `{ id, name, type: "stdio", command, args?,
+//! env?, cwd? }`, `{ id, name, type: "streamableHttp", url, headers? }`, `{ id, name, type: "sse",
+//! url, headers? }`.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde::{Deserialize, Serialize};
+
+use super::McpError;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum ServerConfig {
+    /// A local server spoken to over the child's stdin/stdout. `env` is added to (and overrides)
+    /// the host's environment, so `PATH` and friends keep working.
+    Stdio {
+        id: String,
+        /// Display name; it determines the wire-id server segment. Empty means "same as `id`".
+        #[serde(default)]
+        name: String,
+        command: String,
+        #[serde(default)]
+        args: Vec<String>,
+        #[serde(default)]
+        env: HashMap<String, String>,
+        #[serde(default)]
+        cwd: Option<PathBuf>,
+    },
+    /// MCP Streamable HTTP (protocol 2025-03-26 and later).
+    #[serde(alias = "http", alias = "streamable-http", alias = "streamable_http")]
+    StreamableHttp {
+        id: String,
+        #[serde(default)]
+        name: String,
+        url: String,
+        #[serde(default)]
+        headers: HashMap<String, String>,
+    },
+    /// The legacy MCP 2024-11-05 "HTTP with SSE" transport.
+    Sse {
+        id: String,
+        #[serde(default)]
+        name: String,
+        url: String,
+        #[serde(default)]
+        headers: HashMap<String, String>,
+    },
+}
+
+/// Headers the HTTP transports set themselves; a config may not override them.
+const RESERVED_HEADERS: &[&str] = &["accept", "mcp-session-id", "last-event-id", "content-type"];
+
+impl ServerConfig {
+    pub fn id(&self) -> &str {
+        match self {
+            ServerConfig::Stdio { id, .. }
+            | ServerConfig::StreamableHttp { id, .. }
+            | ServerConfig::Sse { id, .. } => id,
+        }
+    }
+
+    /// The display name (falls back to the id when the config left it empty).
+    pub fn name(&self) -> &str {
+        let (id, name) = match self {
+            ServerConfig::Stdio { id, name, .. }
+            | ServerConfig::StreamableHttp { id, name, .. }
+            | ServerConfig::Sse { id, name, .. } => (id, name),
+        };
+        if name.trim().is_empty() { id } else { name }
+    }
+
+    /// `"stdio" | "streamableHttp" | "sse"`, as in the config's `type`.
+    pub fn transport(&self) -> &'static str {
+        match self {
+            ServerConfig::Stdio { .. } => "stdio",
+            ServerConfig::StreamableHttp { .. } => "streamableHttp",
+            ServerConfig::Sse { .. } => "sse",
+        }
+    }
+
+    /// Checks everything that can be checked without connecting, and fills an empty `name`
+    /// with the id so that later readers see one canonical config.
+    pub(crate) fn validated(mut self) -> Result<Self, McpError> {
+        let id = self.id().to_owned();
+        if id.trim().is_empty() {
+            return Err(McpError::InvalidConfig("server id must not be empty".into()));
+        }
+        match &mut self {
+            ServerConfig::Stdio { name, command, .. } => {
+                fill_name(name, &id);
+                if command.trim().is_empty() {
+                    return Err(McpError::InvalidConfig(format!(
+                        "server {id:?}: `command` must not be empty"
+                    )));
+                }
+            }
+            ServerConfig::StreamableHttp {
+                name, url, headers, ..
+            }
+            | ServerConfig::Sse {
+                name, url, headers, ..
+            } => {
+                fill_name(name, &id);
+                check_url(&id, url)?;
+                header_map(&id, headers)?;
+            }
+        }
+        Ok(self)
+    }
+}
+
+fn fill_name(name: &mut String, id: &str) {
+    if name.trim().is_empty() {
+        *name = id.to_owned();
+    }
+}
+
+fn check_url(id: &str, url: &str) -> Result<reqwest::Url, McpError> {
+    let parsed = reqwest::Url::parse(url.trim())
+        .map_err(|e| McpError::InvalidConfig(format!("server {id:?}: invalid url {url:?}: {e}")))?;
+    match parsed.scheme() {
+        "http" | "https" => Ok(parsed),
+        other => Err(McpError::InvalidConfig(format!(
+            "server {id:?}: url scheme must be http or https, not {other:?}"
+        ))),
+    }
+}
+
+/// Converts configured headers, rejecting names/values HTTP cannot carry and reserved names.
+pub(crate) fn header_map(
+    id: &str,
+    headers: &HashMap<String, String>,
+) -> Result<HeaderMap, McpError> {
+    let mut map = HeaderMap::new();
+    for (k, v) in headers {
+        let name = HeaderName::from_bytes(k.trim().as_bytes()).map_err(|_| {
+            McpError::InvalidConfig(format!("server {id:?}: invalid header name {k:?}"))
+        })?;
+        if RESERVED_HEADERS.contains(&name.as_str()) {
+            return Err(McpError::InvalidConfig(format!(
+                "server {id:?}: header {k:?} is set by the transport and cannot be configured"
+            )));
+        }
+        let value = HeaderValue::from_str(v).map_err(|_| {
+            McpError::InvalidConfig(format!("server {id:?}: invalid value for header {k:?}"))
+        })?;
+        map.insert(name, value);
+    }
+    Ok(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn deserializes_the_three_shapes() {
+        let s: ServerConfig = serde_json::from_value(json!({
+            "type": "stdio", "id": "fs", "name": "Files", "command": "node",
+            "args": ["x.js"], "env": {"A": "1"}, "cwd": "/tmp"
+        }))
+        .unwrap();
+        assert_eq!(s.transport(), "stdio");
+        assert_eq!(s.name(), "Files");
+        let h: ServerConfig = serde_json::from_value(json!({
+            "type": "streamableHttp", "id": "h", "url": "http://127.0.0.1:1/mcp",
+            "headers": {"Authorization": "Bearer x"}
+        }))
+        .unwrap();
+        assert_eq!(h.transport(), "streamableHttp");
+        assert_eq!(h.name(), "h");
+        let e: ServerConfig = serde_json::from_value(json!({
+            "type": "sse", "id": "e", "name": "E", "url": "http://127.0.0.1:1/sse"
+        }))
+        .unwrap();
+        assert_eq!(e.transport(), "sse");
+        let alias: ServerConfig =
+            serde_json::from_value(json!({"type": "http", "id": "a", "url": "https://x/mcp"}))
+                .unwrap();
+        assert_eq!(alias.transport(), "streamableHttp");
+        // Round trip keeps the camelCase tag.
+        assert_eq!(serde_json::to_value(&h).unwrap()["type"], "streamableHttp");
+    }
+
+    #[test]
+    fn validation_rejects_unusable_configs() {
+        let bad = |v: serde_json::Value| {
+            serde_json::from_value::<ServerConfig>(v)
+                .unwrap()
+                .validated()
+                .unwrap_err()
+                .code()
+        };
+        assert_eq!(
+            bad(json!({"type": "stdio", "id": "a", "command": " "})),
+            "TOOLREG_MCP_INVALID_CONFIG"
+        );
+        assert_eq!(
+            bad(json!({"type": "stdio", "id": "", "command": "x"})),
+            "TOOLREG_MCP_INVALID_CONFIG"
+        );
+        assert_eq!(
+            bad(json!({"type": "sse", "id": "a", "url": "ftp://x"})),
+            "TOOLREG_MCP_INVALID_CONFIG"
+        );
+        assert_eq!(
+            bad(json!({"type": "sse", "id": "a", "url": "not a url"})),
+            "TOOLREG_MCP_INVALID_CONFIG"
+        );
+        assert_eq!(
+            bad(json!({"type": "streamableHttp", "id": "a", "url": "http://x", "headers": {"Accept": "x"}})),
+            "TOOLREG_MCP_INVALID_CONFIG"
+        );
+        assert_eq!(
+            bad(json!({"type": "streamableHttp", "id": "a", "url": "http://x", "headers": {"X-A": "a\nb"}})),
+            "TOOLREG_MCP_INVALID_CONFIG"
+        );
+        let ok: ServerConfig =
+            serde_json::from_value(json!({"type": "stdio", "id": "a", "command": "x"})).unwrap();
+        match ok.validated().unwrap() {
+            ServerConfig::Stdio { name, .. } => assert_eq!(name, "a"),
+            _ => unreachable!(),
+        }
+    }
+}

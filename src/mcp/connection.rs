@@ -1,0 +1,375 @@
+//! One live MCP connection: opening it over the configured transport (handshake included),
+//! watching it until it ends, and tearing it down so that no child process survives.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion, Tool};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::ServerConfig;
+use super::config::header_map;
+use super::process::{self, ChildProcess, StderrTail, describe_exit};
+use super::sse::LegacySseTransport;
+
+/// Everything needed to open a connection; cloned into the connect task.
+#[derive(Clone)]
+pub(crate) struct ConnectParams {
+    pub config: ServerConfig,
+    pub client_name: String,
+    pub client_version: String,
+    pub max_message_bytes: usize,
+    pub shutdown_grace: Duration,
+    pub stderr: Arc<StderrTail>,
+    pub http: Option<reqwest::Client>,
+}
+
+/// Why a connect attempt did not produce a connection. `Clone`: one attempt is shared.
+#[derive(Debug, Clone)]
+pub(crate) enum ConnectFailure {
+    Timeout(Duration),
+    /// The attempt was abandoned (server removed, hub closed).
+    Cancelled,
+    Failed(String),
+}
+
+impl ConnectFailure {
+    pub(crate) fn message(&self) -> String {
+        match self {
+            ConnectFailure::Timeout(d) => {
+                format!("the MCP handshake did not finish within {} ms", d.as_millis())
+            }
+            ConnectFailure::Cancelled => "the connection attempt was cancelled".into(),
+            ConnectFailure::Failed(m) => m.clone(),
+        }
+    }
+}
+
+/// The tools/list cache of one connection. The epoch makes a list that raced with a
+/// `list_changed` notification not overwrite the invalidation.
+#[derive(Default)]
+pub(crate) struct ToolCache {
+    inner: Mutex<(u64, Option<Arc<Vec<Tool>>>)>,
+}
+
+impl ToolCache {
+    pub(crate) fn get(&self) -> Option<Arc<Vec<Tool>>> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).1.clone()
+    }
+
+    pub(crate) fn epoch(&self) -> u64 {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).0
+    }
+
+    pub(crate) fn store_if_current(&self, epoch: u64, tools: Arc<Vec<Tool>>) {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if g.0 == epoch {
+            g.1 = Some(tools);
+        }
+    }
+
+    pub(crate) fn invalidate(&self) {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.0 += 1;
+        g.1 = None;
+    }
+}
+
+/// The rmcp client handler: it only needs to react to `notifications/tools/list_changed`.
+pub(crate) struct HubClient {
+    info: ClientConfig,
+    tools: Arc<ToolCache>,
+}
+
+impl ClientHandler for HubClient {
+    fn get_info(&self) -> ClientConfig {
+        self.info.clone()
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tools.invalidate();
+    }
+}
+
+pub(crate) type Running = RunningService<RoleClient, HubClient>;
+
+pub(crate) struct Connection {
+    pub peer: Peer<RoleClient>,
+    pub tools: Arc<ToolCache>,
+    pub protocol_version: Option<String>,
+    child: Option<ChildProcess>,
+    /// Stops rmcp's service loop (which then closes the transport).
+    ct: CancellationToken,
+    closing: AtomicBool,
+    shutdown_grace: Duration,
+    end_reason: Mutex<Option<String>>,
+    done: watch::Sender<bool>,
+}
+
+impl Connection {
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(|c| c.pid())
+    }
+
+    pub(crate) fn is_alive(&self) -> bool {
+        !*self.done.borrow()
+            && !self.peer.is_transport_closed()
+            && self.child.as_ref().is_none_or(|c| c.exit_status().is_none())
+    }
+
+    /// Why the connection ended, waiting up to `max` for the teardown to know (exit status).
+    pub(crate) async fn end_reason(&self, max: Duration) -> String {
+        let mut rx = self.done.subscribe();
+        let _ = tokio::time::timeout(max, rx.wait_for(|d| *d)).await;
+        self.end_reason_now()
+    }
+
+    pub(crate) fn end_reason_now(&self) -> String {
+        if let Some(r) = self.end_reason.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            return r;
+        }
+        match self.child.as_ref().and_then(|c| c.exit_status()) {
+            Some(s) => format!("the server process {}", describe_exit(s)),
+            None => "the server closed the connection".into(),
+        }
+    }
+
+    pub(crate) fn was_closed_by_us(&self) -> bool {
+        self.closing.load(Ordering::SeqCst)
+    }
+
+    /// Owns the rmcp service until it ends (server gone, transport error, or `shutdown`), then
+    /// reaps the child. Returns the reason, for `last_error`.
+    pub(crate) async fn run(self: Arc<Self>, running: Running) -> String {
+        let _ = running.waiting().await;
+        // rmcp closed the transport, i.e. the child's stdin: the polite stdio shutdown.
+        if let Some(child) = &self.child {
+            child.shutdown(self.shutdown_grace).await;
+        }
+        let reason = if self.was_closed_by_us() {
+            "closed".to_owned()
+        } else {
+            match self.child.as_ref().and_then(|c| c.exit_status()) {
+                Some(s) => format!("the server process {}", describe_exit(s)),
+                None => "the server closed the connection".to_owned(),
+            }
+        };
+        *self.end_reason.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason.clone());
+        self.done.send_replace(true);
+        reason
+    }
+
+    /// Closes the connection and waits until it is torn down (child reaped).
+    pub(crate) async fn shutdown(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        self.ct.cancel();
+        let mut rx = self.done.subscribe();
+        // rmcp drains for up to 2 s, then the child gets 2 x grace before SIGKILL.
+        let budget = Duration::from_secs(5) + self.shutdown_grace * 3;
+        if tokio::time::timeout(budget, rx.wait_for(|d| *d))
+            .await
+            .is_err()
+            && let Some(child) = &self.child
+        {
+            child.kill_and_reap().await;
+        }
+    }
+
+    /// Synchronous best effort for `Drop`: stop the loop and SIGKILL the child.
+    pub(crate) fn kill_now(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        self.ct.cancel();
+        if let Some(child) = &self.child {
+            child.kill_now();
+        }
+    }
+}
+
+/// Opens a connection and completes the MCP handshake, within `timeout` and until `cancel`.
+/// On failure nothing is left behind: a spawned child is killed and reaped before returning.
+pub(crate) async fn connect(
+    p: &ConnectParams,
+    cancel: &CancellationToken,
+    timeout: Duration,
+) -> Result<(Arc<Connection>, Running), ConnectFailure> {
+    let tools = Arc::new(ToolCache::default());
+    let handler = HubClient {
+        info: ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new(p.client_name.clone(), p.client_version.clone()),
+        )
+        // The newest version that still has the `initialize` handshake; older servers answer
+        // with their own version (e.g. 2024-11-05) and rmcp accepts it.
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        tools: tools.clone(),
+    };
+    let ct = CancellationToken::new();
+    let serve_ct = ct.clone();
+
+    let mut child = None;
+    let outcome: Result<Result<Running, String>, ConnectFailure> = match &p.config {
+        ServerConfig::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+            ..
+        } => {
+            let spawned = process::spawn(command, args, env, cwd.as_deref(), p.stderr.clone())
+                .map_err(|e| ConnectFailure::Failed(format!("could not start {command:?}: {e}")))?;
+            child = Some(spawned.process);
+            let transport =
+                AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin)
+                    .with_max_line_length(p.max_message_bytes);
+            let open = async move {
+                handler
+                    .serve_with_ct(transport, serve_ct)
+                    .await
+                    .map_err(|e| error_chain(&e))
+            };
+            bounded(open, cancel, timeout).await
+        }
+        ServerConfig::StreamableHttp {
+            id, url, headers, ..
+        } => {
+            let client = http_client(p)?;
+            let headers = header_map(id, headers)
+                .map_err(|e| ConnectFailure::Failed(e.to_string()))?
+                .into_iter()
+                .filter_map(|(k, v)| Some((k?, v)))
+                .collect();
+            let config = StreamableHttpClientTransportConfig::with_uri(url.trim())
+                .custom_headers(headers)
+                .max_json_response_size(p.max_message_bytes)
+                .max_sse_event_size(p.max_message_bytes);
+            let transport = StreamableHttpClientTransport::with_client(client, config);
+            let open = async move {
+                handler
+                    .serve_with_ct(transport, serve_ct)
+                    .await
+                    .map_err(|e| error_chain(&e))
+            };
+            bounded(open, cancel, timeout).await
+        }
+        ServerConfig::Sse {
+            id, url, headers, ..
+        } => {
+            let client = http_client(p)?;
+            let headers =
+                header_map(id, headers).map_err(|e| ConnectFailure::Failed(e.to_string()))?;
+            let max = p.max_message_bytes;
+            let url = url.trim().to_owned();
+            let open = async move {
+                let transport = LegacySseTransport::connect(client, &url, headers, max)
+                    .await
+                    .map_err(|e| format!("could not open the SSE stream: {e}"))?;
+                handler
+                    .serve_with_ct(transport, serve_ct)
+                    .await
+                    .map_err(|e| error_chain(&e))
+            };
+            bounded(open, cancel, timeout).await
+        }
+    };
+
+    let running = match outcome {
+        Ok(Ok(running)) => running,
+        Ok(Err(reason)) => {
+            let reason = match &child {
+                Some(c) => {
+                    // A process that is exiting gets a moment so that its real status is known.
+                    let exited = c.wait_exit(Duration::from_millis(300)).await;
+                    c.kill_and_reap().await;
+                    describe_stdio_failure(reason, exited, &p.stderr)
+                }
+                None => reason,
+            };
+            return Err(ConnectFailure::Failed(reason));
+        }
+        Err(failure) => {
+            if let Some(c) = &child {
+                c.kill_and_reap().await;
+            }
+            return Err(failure);
+        }
+    };
+    let protocol_version = running
+        .peer()
+        .peer_info()
+        .map(|info| info.protocol_version.to_string());
+    let conn = Arc::new(Connection {
+        peer: running.peer().clone(),
+        tools,
+        protocol_version,
+        child,
+        ct,
+        closing: AtomicBool::new(false),
+        shutdown_grace: p.shutdown_grace,
+        end_reason: Mutex::new(None),
+        done: watch::Sender::new(false),
+    });
+    Ok((conn, running))
+}
+
+/// Races the handshake against the timeout and the cancel token.
+async fn bounded<T>(
+    fut: impl Future<Output = T>,
+    cancel: &CancellationToken,
+    timeout: Duration,
+) -> Result<T, ConnectFailure> {
+    tokio::select! {
+        r = fut => Ok(r),
+        _ = tokio::time::sleep(timeout) => Err(ConnectFailure::Timeout(timeout)),
+        _ = cancel.cancelled() => Err(ConnectFailure::Cancelled),
+    }
+}
+
+fn http_client(p: &ConnectParams) -> Result<reqwest::Client, ConnectFailure> {
+    p.http.clone().ok_or_else(|| {
+        ConnectFailure::Failed("the HTTP client could not be initialised".into())
+    })
+}
+
+/// A handshake failure of a stdio server, with what the user needs to fix it: whether the
+/// process died and the end of its stderr.
+fn describe_stdio_failure(
+    reason: String,
+    exited: Option<std::process::ExitStatus>,
+    stderr: &StderrTail,
+) -> String {
+    let mut msg = match exited {
+        Some(status) => format!(
+            "the server process {} before completing the MCP handshake",
+            describe_exit(status)
+        ),
+        _ => reason,
+    };
+    let tail = stderr.last_chars(400);
+    if !tail.is_empty() {
+        msg.push_str("; stderr: ");
+        msg.push_str(&tail);
+    }
+    msg
+}
+
+/// `error: source: source`, skipping sources whose text the outer message already contains.
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut msg = e.to_string();
+    let mut src = e.source();
+    while let Some(s) = src {
+        let t = s.to_string();
+        if !msg.contains(&t) {
+            msg.push_str(": ");
+            msg.push_str(&t);
+        }
+        src = s.source();
+    }
+    msg
+}

@@ -1,0 +1,75 @@
+//! Errors of the MCP hub. Messages are written for the end user of the host app (they often end
+//! up in a chat UI); `code()` is the stable identifier that JS callers switch on.
+
+use std::time::Duration;
+
+use thiserror::Error;
+
+/// `Clone` because one connect attempt is shared by every caller waiting on it.
+#[derive(Debug, Clone, Error)]
+pub enum McpError {
+    /// A server config cannot be used (empty command, bad URL, duplicate id, ...).
+    #[error("invalid MCP server config: {0}")]
+    InvalidConfig(String),
+
+    #[error("no MCP server with id {0:?} is configured")]
+    UnknownServer(String),
+
+    /// The server could not be started or did not complete the MCP handshake.
+    #[error("could not connect to MCP server {server:?}: {reason}")]
+    Connect { server: String, reason: String },
+
+    /// `operation` is e.g. `connect`, `tools/list`, `tools/call "echo"`.
+    #[error("MCP server {server:?} did not answer {operation} within {} ms", after.as_millis())]
+    Timeout {
+        server: String,
+        operation: String,
+        after: Duration,
+    },
+
+    /// The caller aborted the request (its cancellation token fired).
+    #[error("{operation} on MCP server {server:?} was cancelled")]
+    Cancelled { server: String, operation: String },
+
+    /// The server answered with a JSON-RPC error (unknown tool, invalid params, ...).
+    #[error("MCP server {server:?} rejected {operation}: {message}")]
+    Call {
+        server: String,
+        operation: String,
+        message: String,
+        /// The JSON-RPC error code when the server sent one (e.g. -32602).
+        rpc_code: Option<i32>,
+    },
+
+    /// The connection ended (process exited, stream closed, server removed, hub closed).
+    #[error("connection to MCP server {server:?} closed: {reason}")]
+    Closed { server: String, reason: String },
+}
+
+impl McpError {
+    /// Stable identifier, part of the public API (`error.code` in JS).
+    pub fn code(&self) -> &'static str {
+        match self {
+            McpError::InvalidConfig(_) => "TOOLREG_MCP_INVALID_CONFIG",
+            McpError::UnknownServer(_) => "TOOLREG_MCP_UNKNOWN_SERVER",
+            McpError::Connect { .. } => "TOOLREG_MCP_CONNECT",
+            McpError::Timeout { .. } => "TOOLREG_MCP_TIMEOUT",
+            McpError::Cancelled { .. } => "TOOLREG_MCP_CANCELLED",
+            McpError::Call { .. } => "TOOLREG_MCP_CALL",
+            McpError::Closed { .. } => "TOOLREG_MCP_CLOSED",
+        }
+    }
+
+    /// The server id the error is about, when there is one.
+    pub fn server_id(&self) -> Option<&str> {
+        match self {
+            McpError::InvalidConfig(_) => None,
+            McpError::UnknownServer(s) => Some(s),
+            McpError::Connect { server, .. }
+            | McpError::Timeout { server, .. }
+            | McpError::Cancelled { server, .. }
+            | McpError::Call { server, .. }
+            | McpError::Closed { server, .. } => Some(server),
+        }
+    }
+}

@@ -1,0 +1,721 @@
+//! [`McpHub`]: every configured MCP server behind one cloneable handle.
+//!
+//! - Lazy: nothing connects until the first `list_tools`/`call_tool` of a server. The connect
+//!   runs as its own task and is shared, so concurrent first calls cause one connect, and a
+//!   caller whose timeout fires does not abort the attempt for the others.
+//! - Self-healing: a connection that ended (child exited, stream closed) is reported as
+//!   `failed` and replaced on the next call.
+//! - Bounded: every call has a deadline covering connect + request; on timeout or caller
+//!   cancellation the in-flight request is dropped, which makes rmcp send
+//!   `notifications/cancelled` to the server.
+//! - Clean: `close()`/`remove_server()` wait until children are reaped; dropping the last
+//!   handle kills them (best effort, it cannot wait).
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
+use std::time::Duration;
+
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
+use rmcp::ServiceError;
+use rmcp::model::{CallToolRequestParams, Tool};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::connection::{self, ConnectFailure, ConnectParams, Connection};
+use super::process::StderrTail;
+use super::wire_id::{build_mcp_tool_wire_id, server_segment, wire_id_server_segment};
+use super::{McpError, ServerConfig};
+
+/// Tunables; `HubOptions::default()` suits a desktop app.
+#[derive(Debug, Clone)]
+pub struct HubOptions {
+    /// Upper bound of one connect attempt (spawn/HTTP + handshake), independent of callers'
+    /// timeouts. Default 30 s.
+    pub connect_timeout: Duration,
+    /// Largest single message accepted from a server (a stdout line, an SSE event, a JSON
+    /// body). Default 64 MiB: rmcp's 16 MiB default rejects legitimate large tool results.
+    pub max_message_bytes: usize,
+    /// `clientInfo` sent in `initialize`.
+    pub client_name: String,
+    pub client_version: String,
+    /// How long a stdio server gets to exit after its stdin closes, and again after SIGTERM,
+    /// before SIGKILL. Default 2 s.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for HubOptions {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(30),
+            max_message_bytes: 64 * 1024 * 1024,
+            client_name: "toolreg".into(),
+            client_version: env!("CARGO_PKG_VERSION").into(),
+            shutdown_grace: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Lifecycle of one server, as reported by [`McpHub::status`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConnectionState {
+    /// Configured, never connected.
+    Idle,
+    Connecting,
+    Connected,
+    /// The last connect failed or the connection died; the next call reconnects.
+    Failed,
+    /// Removed or the hub was closed.
+    Closed,
+}
+
+impl ConnectionState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnectionState::Idle => "idle",
+            ConnectionState::Connecting => "connecting",
+            ConnectionState::Connected => "connected",
+            ConnectionState::Failed => "failed",
+            ConnectionState::Closed => "closed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStatus {
+    pub id: String,
+    pub name: String,
+    /// `"stdio" | "streamableHttp" | "sse"`.
+    pub transport: &'static str,
+    pub state: ConnectionState,
+    pub last_error: Option<String>,
+    /// Number of tools in the tools/list cache, `None` when nothing is cached.
+    pub tools_cached: Option<usize>,
+    /// The protocol version the server answered `initialize` with.
+    pub protocol_version: Option<String>,
+    /// Pid of the stdio child while connected.
+    pub pid: Option<u32>,
+    /// The last ~8 KiB of the child's stderr (kept across reconnects).
+    pub stderr_tail: String,
+}
+
+/// Cloneable, `Send + Sync` handle; clones share the same connections.
+#[derive(Clone)]
+pub struct McpHub {
+    inner: Arc<HubInner>,
+}
+
+struct HubInner {
+    opts: HubOptions,
+    slots: RwLock<Vec<Arc<Slot>>>,
+    closed: AtomicBool,
+    http: OnceLock<Option<reqwest::Client>>,
+}
+
+struct Slot {
+    config: ServerConfig,
+    stderr: Arc<StderrTail>,
+    state: Mutex<SlotState>,
+}
+
+struct SlotState {
+    conn: ConnState,
+    last_error: Option<String>,
+    /// Bumped by every connect attempt and by close, so a stale attempt can tell.
+    attempt: u64,
+}
+
+type SharedConnect = Shared<BoxFuture<'static, Result<Arc<Connection>, ConnectFailure>>>;
+
+enum ConnState {
+    Idle,
+    Connecting {
+        shared: SharedConnect,
+        cancel: CancellationToken,
+    },
+    Connected(Arc<Connection>),
+    Failed,
+    Closed,
+}
+
+impl Slot {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SlotState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn id(&self) -> &str {
+        self.config.id()
+    }
+}
+
+impl McpHub {
+    /// Validates the configs (unique non-empty ids, non-empty command, http(s) URLs, valid
+    /// headers). Connects nothing.
+    pub fn new(servers: Vec<ServerConfig>) -> Result<Self, McpError> {
+        Self::with_options(servers, HubOptions::default())
+    }
+
+    pub fn with_options(servers: Vec<ServerConfig>, opts: HubOptions) -> Result<Self, McpError> {
+        let hub = McpHub {
+            inner: Arc::new(HubInner {
+                opts,
+                slots: RwLock::new(Vec::new()),
+                closed: AtomicBool::new(false),
+                http: OnceLock::new(),
+            }),
+        };
+        for cfg in servers {
+            hub.add_server(cfg)?;
+        }
+        Ok(hub)
+    }
+
+    /// Adds a server (idle until first used). Fails on an invalid config, a duplicate id, or
+    /// after [`McpHub::close`].
+    pub fn add_server(&self, cfg: ServerConfig) -> Result<(), McpError> {
+        let cfg = cfg.validated()?;
+        if self.inner.closed.load(Ordering::SeqCst) {
+            return Err(McpError::Closed {
+                server: cfg.id().to_owned(),
+                reason: "the hub was closed".into(),
+            });
+        }
+        let mut slots = self.inner.slots.write().unwrap_or_else(|e| e.into_inner());
+        if slots.iter().any(|s| s.id() == cfg.id()) {
+            return Err(McpError::InvalidConfig(format!(
+                "duplicate server id {:?}",
+                cfg.id()
+            )));
+        }
+        slots.push(Arc::new(Slot {
+            config: cfg,
+            stderr: Arc::default(),
+            state: Mutex::new(SlotState {
+                conn: ConnState::Idle,
+                last_error: None,
+                attempt: 0,
+            }),
+        }));
+        Ok(())
+    }
+
+    /// Removes a server and closes its connection (waits until its child is reaped).
+    /// Returns false when no such server was configured.
+    pub async fn remove_server(&self, id: &str) -> bool {
+        let slot = {
+            let mut slots = self.inner.slots.write().unwrap_or_else(|e| e.into_inner());
+            match slots.iter().position(|s| s.id() == id) {
+                Some(i) => slots.remove(i),
+                None => return false,
+            }
+        };
+        close_slot(&slot).await;
+        true
+    }
+
+    pub fn server_ids(&self) -> Vec<String> {
+        self.slots().iter().map(|s| s.id().to_owned()).collect()
+    }
+
+    /// The validated config (with `name` filled in).
+    pub fn config_of(&self, id: &str) -> Option<ServerConfig> {
+        self.slot(id).ok().map(|s| s.config.clone())
+    }
+
+    /// The servers that may own any of `wire_ids`, decided from the ids' server segments
+    /// alone (nothing is listed). Servers whose names share a segment are all returned;
+    /// the exact id match after listing decides between them.
+    pub fn servers_for_wire_ids<'a>(&self, wire_ids: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+        let wanted: HashSet<&str> = wire_ids
+            .into_iter()
+            .filter_map(wire_id_server_segment)
+            .collect();
+        if wanted.is_empty() {
+            return Vec::new();
+        }
+        self.slots()
+            .iter()
+            .filter(|s| wanted.contains(server_segment(s.config.name()).as_str()))
+            .map(|s| s.id().to_owned())
+            .collect()
+    }
+
+    /// The wire id of `tool_name` on server `server_id` (see [`build_mcp_tool_wire_id`]).
+    pub fn wire_id(&self, server_id: &str, tool_name: &str) -> Option<String> {
+        let slot = self.slot(server_id).ok()?;
+        Some(build_mcp_tool_wire_id(server_id, slot.config.name(), tool_name))
+    }
+
+    /// All tools of a server, following pagination. Cached until the server sends
+    /// `notifications/tools/list_changed` or the connection is replaced. `timeout` covers the
+    /// connect too.
+    pub async fn list_tools(
+        &self,
+        server_id: &str,
+        timeout: Duration,
+    ) -> Result<Arc<Vec<Tool>>, McpError> {
+        const OP: &str = "tools/list";
+        let slot = self.slot(server_id)?;
+        let deadline = deadline_after(timeout);
+        let conn = self.connection(&slot, deadline, timeout, None, OP).await?;
+        if let Some(tools) = conn.tools.get() {
+            return Ok(tools);
+        }
+        let epoch = conn.tools.epoch();
+        tokio::select! {
+            r = conn.peer.list_all_tools() => match r {
+                Ok(tools) => {
+                    let tools = Arc::new(tools);
+                    conn.tools.store_if_current(epoch, tools.clone());
+                    Ok(tools)
+                }
+                Err(e) => Err(service_error(&slot, &conn, OP, e).await),
+            },
+            _ = sleep_until(deadline) => Err(timeout_error(&slot, OP, timeout)),
+        }
+    }
+
+    /// Calls a tool. Returns the MCP `CallToolResult` as JSON (`content`, `structuredContent`
+    /// when present, `isError` always present). A tool-level failure is a result with
+    /// `isError: true`, not an `Err`. On timeout or `cancel` the request is abandoned and the
+    /// server gets `notifications/cancelled`.
+    pub async fn call_tool(
+        &self,
+        server_id: &str,
+        name: &str,
+        args: Map<String, Value>,
+        timeout: Duration,
+        cancel: Option<CancellationToken>,
+    ) -> Result<Value, McpError> {
+        let op = format!("tools/call {name:?}");
+        let slot = self.slot(server_id)?;
+        let deadline = deadline_after(timeout);
+        let cancel = cancel.unwrap_or_default();
+        let conn = self
+            .connection(&slot, deadline, timeout, Some(&cancel), &op)
+            .await?;
+        let params = CallToolRequestParams::new(name.to_owned()).with_arguments(args);
+        // Dropping the losing `call_tool` future is what sends notifications/cancelled.
+        let result = tokio::select! {
+            r = conn.peer.call_tool(params) => r,
+            _ = sleep_until(deadline) => return Err(timeout_error(&slot, &op, timeout)),
+            _ = cancel.cancelled() => return Err(McpError::Cancelled {
+                server: slot.id().to_owned(),
+                operation: op,
+            }),
+        };
+        match result {
+            Ok(result) => Ok(result_to_json(result)),
+            Err(e) => Err(service_error(&slot, &conn, &op, e).await),
+        }
+    }
+
+    /// One entry per configured server, in configuration order. Never blocks on I/O.
+    pub fn status(&self) -> Vec<ServerStatus> {
+        self.slots()
+            .iter()
+            .map(|slot| {
+                let st = slot.lock();
+                let (state, conn) = match &st.conn {
+                    ConnState::Idle => (ConnectionState::Idle, None),
+                    ConnState::Connecting { .. } => (ConnectionState::Connecting, None),
+                    ConnState::Connected(c) if c.is_alive() => {
+                        (ConnectionState::Connected, Some(c.clone()))
+                    }
+                    ConnState::Connected(_) | ConnState::Failed => (ConnectionState::Failed, None),
+                    ConnState::Closed => (ConnectionState::Closed, None),
+                };
+                let last_error = match &st.conn {
+                    ConnState::Connected(c) if state == ConnectionState::Failed => {
+                        Some(c.end_reason_now())
+                    }
+                    _ => st.last_error.clone(),
+                };
+                drop(st);
+                ServerStatus {
+                    id: slot.id().to_owned(),
+                    name: slot.config.name().to_owned(),
+                    transport: slot.config.transport(),
+                    state,
+                    last_error,
+                    tools_cached: conn.as_ref().and_then(|c| c.tools.get()).map(|t| t.len()),
+                    protocol_version: conn.as_ref().and_then(|c| c.protocol_version.clone()),
+                    pid: conn.as_ref().and_then(|c| c.pid()),
+                    stderr_tail: slot.stderr.text(),
+                }
+            })
+            .collect()
+    }
+
+    /// Closes every connection and waits until every child is reaped. Afterwards every call
+    /// fails with `TOOLREG_MCP_CLOSED` and `add_server` is refused; `status()` still reports
+    /// the servers, as `closed`.
+    pub async fn close(&self) {
+        self.inner.closed.store(true, Ordering::SeqCst);
+        let slots = self.slots();
+        futures::future::join_all(slots.iter().map(|s| close_slot(s))).await;
+    }
+
+    fn slots(&self) -> Vec<Arc<Slot>> {
+        self.inner
+            .slots
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn slot(&self, id: &str) -> Result<Arc<Slot>, McpError> {
+        self.inner
+            .slots
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|s| s.id() == id)
+            .cloned()
+            .ok_or_else(|| McpError::UnknownServer(id.to_owned()))
+    }
+
+    fn http_client(&self) -> Option<reqwest::Client> {
+        self.inner
+            .http
+            .get_or_init(|| {
+                install_crypto_provider();
+                reqwest::Client::builder().build().ok()
+            })
+            .clone()
+    }
+
+    /// The live connection of `slot`, connecting (or joining the running attempt) if needed.
+    async fn connection(
+        &self,
+        slot: &Arc<Slot>,
+        deadline: Option<Instant>,
+        timeout: Duration,
+        cancel: Option<&CancellationToken>,
+        op: &str,
+    ) -> Result<Arc<Connection>, McpError> {
+        let pending = {
+            let mut st = slot.lock();
+            match &st.conn {
+                ConnState::Closed => return Err(closed_error(slot)),
+                ConnState::Connected(c) if c.is_alive() => return Ok(c.clone()),
+                ConnState::Connecting { shared, .. } => shared.clone(),
+                ConnState::Connected(dead) => {
+                    st.last_error = Some(dead.end_reason_now());
+                    self.start_connect(slot, &mut st)
+                }
+                ConnState::Idle | ConnState::Failed => self.start_connect(slot, &mut st),
+            }
+        };
+        let never = CancellationToken::new();
+        let cancel = cancel.unwrap_or(&never);
+        tokio::select! {
+            r = pending => r.map_err(|f| match f {
+                ConnectFailure::Timeout(after) => McpError::Timeout {
+                    server: slot.id().to_owned(),
+                    operation: "connect".into(),
+                    after,
+                },
+                ConnectFailure::Cancelled => closed_error(slot),
+                ConnectFailure::Failed(reason) => McpError::Connect {
+                    server: slot.id().to_owned(),
+                    reason,
+                },
+            }),
+            _ = sleep_until(deadline) => Err(McpError::Timeout {
+                server: slot.id().to_owned(),
+                operation: format!("{op} (while connecting)"),
+                after: timeout,
+            }),
+            _ = cancel.cancelled() => Err(McpError::Cancelled {
+                server: slot.id().to_owned(),
+                operation: op.to_owned(),
+            }),
+        }
+    }
+
+    /// Starts a connect task; called with the slot locked. The task publishes its outcome in
+    /// the slot itself, so it completes even when every caller gave up.
+    fn start_connect(&self, slot: &Arc<Slot>, st: &mut SlotState) -> SharedConnect {
+        st.attempt += 1;
+        let attempt = st.attempt;
+        let cancel = CancellationToken::new();
+        let params = ConnectParams {
+            config: slot.config.clone(),
+            client_name: self.inner.opts.client_name.clone(),
+            client_version: self.inner.opts.client_version.clone(),
+            max_message_bytes: self.inner.opts.max_message_bytes,
+            shutdown_grace: self.inner.opts.shutdown_grace,
+            stderr: slot.stderr.clone(),
+            http: match slot.config {
+                ServerConfig::Stdio { .. } => None,
+                _ => self.http_client(),
+            },
+        };
+        let timeout = self.inner.opts.connect_timeout;
+        let weak = Arc::downgrade(slot);
+        let task_cancel = cancel.clone();
+        let task = tokio::spawn(async move {
+            let outcome = connection::connect(&params, &task_cancel, timeout).await;
+            publish(weak, attempt, outcome).await
+        });
+        let shared = async move {
+            task.await.unwrap_or_else(|e| {
+                Err(ConnectFailure::Failed(format!("the connect task failed: {e}")))
+            })
+        }
+        .boxed()
+        .shared();
+        st.conn = ConnState::Connecting {
+            shared: shared.clone(),
+            cancel,
+        };
+        shared
+    }
+}
+
+/// Stores a finished connect attempt in its slot (unless the slot moved on), and starts the
+/// task that owns the connection until it ends.
+async fn publish(
+    weak: Weak<Slot>,
+    attempt: u64,
+    outcome: Result<(Arc<Connection>, connection::Running), ConnectFailure>,
+) -> Result<Arc<Connection>, ConnectFailure> {
+    let (conn, running) = match outcome {
+        Ok(ok) => ok,
+        Err(failure) => {
+            if let Some(slot) = weak.upgrade() {
+                let mut st = slot.lock();
+                if st.attempt == attempt && !matches!(st.conn, ConnState::Closed) {
+                    st.conn = ConnState::Failed;
+                    st.last_error = Some(failure.message());
+                }
+            }
+            return Err(failure);
+        }
+    };
+    let monitor_weak = weak.clone();
+    let monitor_conn = conn.clone();
+    tokio::spawn(async move {
+        let reason = monitor_conn.clone().run(running).await;
+        if let Some(slot) = monitor_weak.upgrade() {
+            let mut st = slot.lock();
+            if let ConnState::Connected(c) = &st.conn
+                && Arc::ptr_eq(c, &monitor_conn)
+                && !monitor_conn.was_closed_by_us()
+            {
+                st.conn = ConnState::Failed;
+                st.last_error = Some(reason);
+            }
+        }
+    });
+    let current = weak.upgrade().is_some_and(|slot| {
+        let mut st = slot.lock();
+        let current = st.attempt == attempt && !matches!(st.conn, ConnState::Closed);
+        if current {
+            st.conn = ConnState::Connected(conn.clone());
+            st.last_error = None;
+        }
+        current
+    });
+    if current {
+        Ok(conn)
+    } else {
+        // Closed or removed while connecting: tear down before the attempt reports done.
+        conn.shutdown().await;
+        Err(ConnectFailure::Cancelled)
+    }
+}
+
+async fn close_slot(slot: &Arc<Slot>) {
+    let prev = {
+        let mut st = slot.lock();
+        st.attempt += 1;
+        std::mem::replace(&mut st.conn, ConnState::Closed)
+    };
+    match prev {
+        ConnState::Connected(conn) => conn.shutdown().await,
+        ConnState::Connecting { shared, cancel } => {
+            cancel.cancel();
+            let _ = shared.await;
+        }
+        ConnState::Idle | ConnState::Failed | ConnState::Closed => {}
+    }
+}
+
+impl Drop for HubInner {
+    /// Last handle gone without `close()`: stop everything now. Children get SIGKILL; their
+    /// reaper tasks collect them while the runtime lives.
+    fn drop(&mut self) {
+        let slots = self.slots.get_mut().unwrap_or_else(|e| e.into_inner());
+        for slot in slots.iter() {
+            let st = slot.lock();
+            match &st.conn {
+                ConnState::Connected(c) => c.kill_now(),
+                ConnState::Connecting { cancel, .. } => cancel.cancel(),
+                _ => {}
+            }
+        }
+    }
+}
+
+fn install_crypto_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // reqwest is built without a bundled provider (aws-lc needs cmake/clang on some hosts);
+    // ring compiles with a plain C compiler. Err means another provider is already installed.
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+fn deadline_after(timeout: Duration) -> Option<Instant> {
+    Instant::now().checked_add(timeout)
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn closed_error(slot: &Slot) -> McpError {
+    McpError::Closed {
+        server: slot.id().to_owned(),
+        reason: "the server was removed or the hub was closed".into(),
+    }
+}
+
+fn timeout_error(slot: &Slot, op: &str, after: Duration) -> McpError {
+    McpError::Timeout {
+        server: slot.id().to_owned(),
+        operation: op.to_owned(),
+        after,
+    }
+}
+
+/// Maps an rmcp error of an established connection to what the caller can act on.
+async fn service_error(slot: &Slot, conn: &Connection, op: &str, e: ServiceError) -> McpError {
+    let server = slot.id().to_owned();
+    match e {
+        ServiceError::McpError(data) => McpError::Call {
+            server,
+            operation: op.to_owned(),
+            message: data.message.into_owned(),
+            rpc_code: Some(data.code.0),
+        },
+        ServiceError::Timeout { timeout } => McpError::Timeout {
+            server,
+            operation: op.to_owned(),
+            after: timeout,
+        },
+        ServiceError::TransportClosed => McpError::Closed {
+            server,
+            reason: format!(
+                "{} during {op}",
+                conn.end_reason(Duration::from_millis(500)).await
+            ),
+        },
+        other => {
+            let message = connection::error_chain(&other);
+            // A send error on a connection that is gone is a closed connection, not a refusal.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            if conn.is_alive() {
+                McpError::Call {
+                    server,
+                    operation: op.to_owned(),
+                    message,
+                    rpc_code: None,
+                }
+            } else {
+                McpError::Closed {
+                    server,
+                    reason: format!("{message} ({})", conn.end_reason_now()),
+                }
+            }
+        }
+    }
+}
+
+/// `CallToolResult` as JSON with `content` and `isError` always present.
+fn result_to_json(result: rmcp::model::CallToolResult) -> Value {
+    let mut v = serde_json::to_value(&result).unwrap_or_else(|_| Value::Object(Map::new()));
+    if let Value::Object(obj) = &mut v {
+        obj.remove("resultType");
+        obj.entry("content").or_insert_with(|| Value::Array(vec![]));
+        let is_error = obj.get("isError").and_then(Value::as_bool).unwrap_or(false);
+        obj.insert("isError".into(), Value::Bool(is_error));
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_send_sync<T: Send + Sync>() {}
+    fn is_send<T: Send>(_: &T) {}
+
+    #[test]
+    fn hub_is_send_sync_and_futures_are_send() {
+        is_send_sync::<McpHub>();
+        let hub = McpHub::new(vec![]).unwrap();
+        is_send(&hub.list_tools("x", Duration::from_secs(1)));
+        is_send(&hub.call_tool("x", "t", Map::new(), Duration::from_secs(1), None));
+        is_send(&hub.close());
+        is_send(&hub.remove_server("x"));
+    }
+
+    #[test]
+    fn validation_and_lookup() {
+        let cfg = |id: &str| ServerConfig::Stdio {
+            id: id.into(),
+            name: String::new(),
+            command: "x".into(),
+            args: vec![],
+            env: Default::default(),
+            cwd: None,
+        };
+        let err = McpHub::new(vec![cfg("a"), cfg("a")]).err().unwrap();
+        assert_eq!(err.code(), "TOOLREG_MCP_INVALID_CONFIG");
+        let hub = McpHub::new(vec![cfg("a"), cfg("b")]).unwrap();
+        assert_eq!(hub.server_ids(), vec!["a", "b"]);
+        assert_eq!(hub.config_of("a").unwrap().name(), "a");
+        assert!(hub.config_of("zz").is_none());
+        assert_eq!(hub.status()[0].state, ConnectionState::Idle);
+        let id = hub.wire_id("b", "read").unwrap();
+        assert_eq!(hub.servers_for_wire_ids([id.as_str()]), vec!["b"]);
+        // Two servers sharing a display name are both candidates, no other server is.
+        let named = |id: &str, name: &str| match cfg(id) {
+            ServerConfig::Stdio { id, command, .. } => ServerConfig::Stdio {
+                id,
+                name: name.into(),
+                command,
+                args: vec![],
+                env: Default::default(),
+                cwd: None,
+            },
+            _ => unreachable!(),
+        };
+        let hub = McpHub::new(vec![named("x1", "Files"), named("x2", "Files"), cfg("c")]).unwrap();
+        let id = hub.wire_id("x2", "read").unwrap();
+        assert_eq!(hub.servers_for_wire_ids([id.as_str()]), vec!["x1", "x2"]);
+        assert!(hub.servers_for_wire_ids(["web_search"]).is_empty());
+    }
+
+    #[tokio::test]
+    async fn unknown_server() {
+        let hub = McpHub::new(vec![]).unwrap();
+        let e = hub
+            .list_tools("nope", Duration::from_secs(1))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), "TOOLREG_MCP_UNKNOWN_SERVER");
+        assert!(!hub.remove_server("nope").await);
+    }
+}

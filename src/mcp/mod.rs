@@ -1,0 +1,31 @@
+//! MCP client hub: real rmcp clients over stdio, Streamable HTTP and the legacy HTTP+SSE
+//! transport, behind one cloneable handle.
+//!
+//! Pure Rust with no Node-API types, so it can be driven and tested from Rust alone; the binding
+//! layer wraps [`McpHub`] for JS. Every public future is `Send`.
+//!
+//! One concern per file:
+//! - [`config`]: the server configuration accepted from JS (`{ type: "stdio" | ... }`).
+//! - [`error`]: [`McpError`] with stable `TOOLREG_MCP_*` codes.
+//! - [`hub`]: lazy connect, reconnect, tool-list cache, timeouts, cancellation, status, close.
+//! - `connection`: opening one connection per transport and tearing it down.
+//! - `process`: the stdio child (process group, reaping, stderr ring buffer).
+//! - `sse`: the MCP 2024-11-05 HTTP+SSE client transport that rmcp no longer ships.
+//! - [`wire_id`]: provider-safe tool names (`mcp__<server>__<tool>_<digest>`).
+
+pub mod config;
+mod connection;
+pub mod error;
+pub mod hub;
+mod process;
+mod sse;
+pub mod wire_id;
+
+pub use config::ServerConfig;
+pub use error::McpError;
+pub use hub::{ConnectionState, HubOptions, McpHub, ServerStatus};
+/// The tool descriptor returned by [`McpHub::list_tools`]; serialises to the MCP wire shape
+/// (`name`, `title`, `description`, `inputSchema`, `outputSchema`, `annotations`, ...).
+pub use rmcp::model::Tool as McpTool;
+pub use tokio_util::sync::CancellationToken;
+pub use wire_id::{build_mcp_tool_wire_id, server_segment, wire_id_server_segment};

@@ -1,0 +1,262 @@
+//! The child process behind a stdio server: spawned in its own process group with every stdio
+//! stream piped, reaped by a dedicated task, stderr drained into a bounded ring buffer.
+//!
+//! Why not rmcp's `TokioChildProcess`: it kills only the direct child (an `npx`/shell wrapper
+//! leaves its grandchild running), caps stdout lines at 16 MiB with no knob, and hides the
+//! `Child`, so exit status and reaping could not be observed.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt;
+use tokio::process::{ChildStdin, ChildStdout, Command};
+use tokio::sync::{mpsc, watch};
+
+/// Bytes of stderr kept per server (the tail; older output is dropped).
+pub(crate) const STDERR_TAIL_BYTES: usize = 8 * 1024;
+
+/// A bounded tail of a server's stderr. Shared by every connection of one server, so the output
+/// of a process that crashed is still there after the reconnect.
+#[derive(Debug, Default)]
+pub(crate) struct StderrTail {
+    buf: Mutex<VecDeque<u8>>,
+}
+
+impl StderrTail {
+    pub(crate) fn push(&self, bytes: &[u8]) {
+        let mut buf = self.buf.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes = &bytes[bytes.len().saturating_sub(STDERR_TAIL_BYTES)..];
+        let overflow = (buf.len() + bytes.len()).saturating_sub(STDERR_TAIL_BYTES);
+        buf.drain(..overflow);
+        buf.extend(bytes);
+    }
+
+    /// The tail as text; a UTF-8 sequence cut by the ring's start is skipped, not mangled.
+    pub(crate) fn text(&self) -> String {
+        let buf = self.buf.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes: Vec<u8> = buf.iter().copied().collect();
+        let start = bytes
+            .iter()
+            .take(3)
+            .take_while(|b| (**b & 0xC0) == 0x80)
+            .count();
+        String::from_utf8_lossy(&bytes[start..]).into_owned()
+    }
+
+    /// The last `max` chars of the tail, for error messages.
+    pub(crate) fn last_chars(&self, max: usize) -> String {
+        let text = self.text();
+        let trimmed = text.trim_end();
+        let count = trimmed.chars().count();
+        trimmed.chars().skip(count.saturating_sub(max)).collect()
+    }
+}
+
+/// A running (or exited) child. Dropping it kills the whole process group; use
+/// [`ChildProcess::shutdown`] to also wait until the child is reaped.
+pub(crate) struct ChildProcess {
+    pid: Option<u32>,
+    exit: watch::Receiver<Option<ExitStatus>>,
+    kill_tx: mpsc::UnboundedSender<()>,
+}
+
+pub(crate) struct SpawnedChild {
+    pub process: ChildProcess,
+    pub stdin: ChildStdin,
+    pub stdout: ChildStdout,
+}
+
+/// Spawns a stdio server. Its stderr is drained into `stderr`; it is never inherited (it would
+/// be invisible in a packaged app and could block the child once the pipe filled).
+pub(crate) fn spawn(
+    command: &str,
+    args: &[String],
+    env: &HashMap<String, String>,
+    cwd: Option<&Path>,
+    stderr: Arc<StderrTail>,
+) -> std::io::Result<SpawnedChild> {
+    let mut cmd = Command::new(command);
+    cmd.args(args)
+        .envs(env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    // Own process group: shutdown can signal wrappers' children (npx -> node) too.
+    #[cfg(unix)]
+    cmd.process_group(0);
+    #[cfg(windows)]
+    {
+        // CREATE_NO_WINDOW: no console window flashes up for each server in a GUI app.
+        cmd.creation_flags(0x0800_0000);
+    }
+
+    let mut child = cmd.spawn()?;
+    let pid = child.id();
+    let stdin = child.stdin.take().expect("stdin is piped");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    if let Some(mut err) = child.stderr.take() {
+        tokio::spawn(async move {
+            let mut chunk = vec![0u8; 4096];
+            while let Ok(n) = err.read(&mut chunk).await {
+                if n == 0 {
+                    break;
+                }
+                stderr.push(&chunk[..n]);
+            }
+        });
+    }
+
+    let (exit_tx, exit) = watch::channel(None);
+    let (kill_tx, mut kill_rx) = mpsc::unbounded_channel::<()>();
+    // The reaper owns the Child: waiting here is what keeps exited servers from being zombies.
+    tokio::spawn(async move {
+        let status = tokio::select! {
+            status = child.wait() => status,
+            _ = kill_rx.recv() => {
+                let _ = child.start_kill();
+                child.wait().await
+            }
+        };
+        let status = status.unwrap_or_else(|_| exit_status_unknown());
+        let _ = exit_tx.send(Some(status));
+    });
+    Ok(SpawnedChild {
+        process: ChildProcess { pid, exit, kill_tx },
+        stdin,
+        stdout,
+    })
+}
+
+#[cfg(unix)]
+fn exit_status_unknown() -> ExitStatus {
+    use std::os::unix::process::ExitStatusExt;
+    ExitStatus::from_raw(0)
+}
+
+#[cfg(not(unix))]
+fn exit_status_unknown() -> ExitStatus {
+    use std::os::windows::process::ExitStatusExt;
+    ExitStatus::from_raw(0)
+}
+
+impl ChildProcess {
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// The exit status once the child has been reaped.
+    pub(crate) fn exit_status(&self) -> Option<ExitStatus> {
+        *self.exit.borrow()
+    }
+
+    /// Waits up to `max` for the child to be reaped.
+    pub(crate) async fn wait_exit(&self, max: Duration) -> Option<ExitStatus> {
+        let mut rx = self.exit.clone();
+        match tokio::time::timeout(max, rx.wait_for(|s| s.is_some())).await {
+            Ok(Ok(s)) => *s,
+            _ => self.exit_status(),
+        }
+    }
+
+    /// Stops the child and waits until it is reaped. Call after the transport closed its stdin
+    /// (the polite MCP stdio shutdown): wait `grace`, then SIGTERM the group, wait `grace`, then
+    /// SIGKILL. Leftover group members (grandchildren) are killed once the leader is gone.
+    pub(crate) async fn shutdown(&self, grace: Duration) {
+        if self.wait_exit(grace).await.is_none() {
+            self.signal_group(Signal::Term);
+            if self.wait_exit(grace).await.is_none() {
+                self.signal_group(Signal::Kill);
+                let _ = self.kill_tx.send(());
+                self.wait_exit(Duration::from_secs(5)).await;
+            }
+        }
+        self.signal_group(Signal::Kill);
+    }
+
+    /// SIGKILL now and wait (bounded) until the child is reaped.
+    pub(crate) async fn kill_and_reap(&self) {
+        self.kill_now();
+        self.wait_exit(Duration::from_secs(5)).await;
+    }
+
+    /// Immediate, synchronous kill (for `Drop`); the reaper task still collects the status.
+    pub(crate) fn kill_now(&self) {
+        self.signal_group(Signal::Kill);
+        let _ = self.kill_tx.send(());
+    }
+
+    #[cfg(unix)]
+    fn signal_group(&self, sig: Signal) {
+        let Some(pid) = self.pid else { return };
+        let sig = match sig {
+            Signal::Term => libc::SIGTERM,
+            Signal::Kill => libc::SIGKILL,
+        };
+        // The group id is the leader's pid (process_group(0)); ESRCH when it is all gone.
+        // SAFETY: kill(2) has no memory-safety preconditions.
+        unsafe {
+            libc::kill(-(pid as libc::pid_t), sig);
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn signal_group(&self, sig: Signal) {
+        if matches!(sig, Signal::Kill) {
+            let _ = self.kill_tx.send(());
+        }
+    }
+}
+
+impl Drop for ChildProcess {
+    fn drop(&mut self) {
+        self.kill_now();
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Signal {
+    Term,
+    Kill,
+}
+
+/// "exited with status 3" / "was killed by signal 9", for error messages.
+pub(crate) fn describe_exit(status: ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("exited with status {code}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return format!("was killed by signal {sig}");
+        }
+    }
+    "exited".to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stderr_tail_is_bounded_and_utf8_safe() {
+        let t = StderrTail::default();
+        t.push(b"hello\n");
+        assert_eq!(t.text(), "hello\n");
+        let big = "é".repeat(STDERR_TAIL_BYTES); // 2 bytes each
+        t.push(big.as_bytes());
+        t.push(b"x");
+        let text = t.text();
+        assert!(text.len() <= STDERR_TAIL_BYTES);
+        assert!(!text.contains('\u{fffd}'), "cut char must be skipped");
+        assert!(text.ends_with("éx"));
+        assert_eq!(t.last_chars(2), "éx");
+    }
+}
