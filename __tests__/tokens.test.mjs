@@ -70,3 +70,32 @@ describe('tool cost', () => {
     expect(autoTokens).toBe(reference.o200k_base.encode(JSON.stringify({ name: 'lazy', description: 'lazy', input_schema: schema })).length)
   })
 })
+
+describe('cost cache', () => {
+  it('tokenizes each definition once; a re-registered tool is priced again', async () => {
+    const { createRequire } = await import('node:module')
+    const native = createRequire(import.meta.url)('../binding.js')
+    const original = native.countTokensBatch
+    const batches = []
+    native.countTokensBatch = (texts, encoding) => {
+      batches.push(texts.length)
+      return original(texts, encoding)
+    }
+    try {
+      const make = (i, description = `tool ${i}`) => ({ name: `t${i}`, namespace: 'web', description: 'x', defer: 'auto', tool: tool({ description, inputSchema: jsonSchema({ type: 'object' }) }) })
+      const entries = Array.from({ length: 1000 }, (_, i) => make(i))
+      await shouldDefer(entries, 32_000)
+      expect(batches).toEqual([1000])
+      await shouldDefer(entries, 32_000)
+      await shouldDefer(entries, 200_000, { encoding: 'o200k_base' })
+      expect(batches).toEqual([1000])
+      entries[7] = make(7, 'a changed description')
+      await shouldDefer(entries, 32_000)
+      expect(batches).toEqual([1000, 1])
+      await shouldDefer(entries, 32_000, { encoding: 'cl100k_base' })
+      expect(batches).toEqual([1000, 1, 1000])
+    } finally {
+      native.countTokensBatch = original
+    }
+  })
+})

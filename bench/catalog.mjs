@@ -87,3 +87,9 @@ export function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
 }
+
+/** The one-liner tool_search shows: the first non-empty line, capped. */
+export function firstLine(text, max = 200) {
+  const line = (text ?? '').split('\n').map((l) => l.trim()).find(Boolean) ?? ''
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line
+}

@@ -3,7 +3,7 @@
 // Run: npm run build && node bench/registry.bench.mjs
 import { performance } from 'node:perf_hooks'
 import { createRequire } from 'node:module'
-import { loadCatalog, requireData, wireName, median, percentile } from './catalog.mjs'
+import { loadCatalog, requireData, wireName, firstLine, median, percentile } from './catalog.mjs'
 
 const require = createRequire(import.meta.url)
 const { ToolRegistry, applyDeferExposition, shouldDefer } = require('../index.js')
@@ -24,7 +24,7 @@ catalog.forEach((t, i) => {
     name,
     namespace: `mcp:${t.server}`,
     namespaceLabel: `mcp:${t.serverName}`,
-    description: t.description.split('\n')[0].slice(0, 200),
+    description: firstLine(t.description),
     defer: 'auto',
     tool: tool({ description: t.description, inputSchema: jsonSchema(t.inputSchema), execute: async () => null }),
     // Half of the catalog is selected for this assistant, as the MCP sync would scope it.

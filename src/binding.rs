@@ -235,7 +235,11 @@ impl NativeRegistry {
 
     /// Adds or replaces an entry; returns the namespace of the entry it replaced, if any.
     #[napi]
-    pub fn register(&self, entry: NativeEntry, schema_json: Option<String>) -> Result<Option<String>> {
+    pub fn register(
+        &self,
+        entry: NativeEntry,
+        schema_json: Option<String>,
+    ) -> Result<Option<String>> {
         let spec = EntrySpec {
             defer: entry.defer.parse().map_err(js_error)?,
             name: entry.name,
@@ -243,7 +247,9 @@ impl NativeRegistry {
             namespace_label: entry.namespace_label,
             description: entry.description,
         };
-        let schema = schema_json.map(|s| parse_json("inputSchema", &s)).transpose()?;
+        let schema = schema_json
+            .map(|s| parse_json("inputSchema", &s))
+            .transpose()?;
         let previous = self.write().register(spec, schema).map_err(js_error)?;
         Ok(previous.map(|p| p.namespace))
     }

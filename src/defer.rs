@@ -133,7 +133,10 @@ pub fn decide(
     }
 
     let auto_gate = if pools.auto_count == 0 {
-        Err((ReasonCode::NothingDeferrable, "no entry is deferrable ('auto')".to_owned()))
+        Err((
+            ReasonCode::NothingDeferrable,
+            "no entry is deferrable ('auto')".to_owned(),
+        ))
     } else if pools.auto_tokens <= threshold {
         Err((
             ReasonCode::BelowThreshold,
@@ -213,7 +216,12 @@ mod tests {
 
     #[test]
     fn threshold_is_ten_percent_of_the_window() {
-        let d = decide(auto(5, 100), Some(128_000.0), ModelCapability::default(), &policy());
+        let d = decide(
+            auto(5, 100),
+            Some(128_000.0),
+            ModelCapability::default(),
+            &policy(),
+        );
         assert_eq!(d.threshold, 12_800);
     }
 
@@ -253,7 +261,12 @@ mod tests {
     #[test]
     fn small_window_saving_must_beat_overhead() {
         // 4k window: threshold 400; 450 tokens clears it but not the 600-token overhead.
-        let d = decide(auto(5, 450), Some(4_000.0), ModelCapability::default(), &policy());
+        let d = decide(
+            auto(5, 450),
+            Some(4_000.0),
+            ModelCapability::default(),
+            &policy(),
+        );
         assert_eq!(d.threshold, 400);
         assert!(!d.defer_auto);
         assert_eq!(d.reason_code, ReasonCode::SavingBelowOverhead);

@@ -78,7 +78,9 @@ pub fn check_tool_name(name: &str) -> Result<()> {
     {
         return Err(ToolregError::invalid(
             "name",
-            format!("{name:?} contains {bad:?}; providers accept only letters, digits, '_', '-' and '.'"),
+            format!(
+                "{name:?} contains {bad:?}; providers accept only letters, digits, '_', '-' and '.'"
+            ),
         ));
     }
     Ok(())
@@ -135,7 +137,11 @@ impl Registry {
 
     /// Adds or replaces an entry. Returns the spec it replaced, so callers can tell a resync
     /// (same namespace) from a clash between two owners of one name.
-    pub fn register(&mut self, spec: EntrySpec, schema: Option<Value>) -> Result<Option<EntrySpec>> {
+    pub fn register(
+        &mut self,
+        spec: EntrySpec,
+        schema: Option<Value>,
+    ) -> Result<Option<EntrySpec>> {
         check_tool_name(&spec.name)?;
         if spec.namespace.is_empty() {
             return Err(ToolregError::invalid("namespace", "must not be empty"));
@@ -150,7 +156,9 @@ impl Registry {
             })
         });
         self.reindex(&spec, schema.as_deref());
-        let previous = self.records.insert(spec.name.clone(), Record { spec, schema });
+        let previous = self
+            .records
+            .insert(spec.name.clone(), Record { spec, schema });
         Ok(previous.map(|r| r.spec))
     }
 
@@ -181,7 +189,9 @@ impl Registry {
     }
 
     fn reindex(&mut self, spec: &EntrySpec, schema: Option<&StoredSchema>) {
-        let params = schema.map(|s| searchable_params(&s.json)).unwrap_or_default();
+        let params = schema
+            .map(|s| searchable_params(&s.json))
+            .unwrap_or_default();
         self.index.upsert(&SearchDoc {
             name: &spec.name,
             namespace: &spec.namespace,
@@ -221,7 +231,9 @@ impl Registry {
 
     /// The tool's signature as JSDoc, plus the exact JSON Schema when JSDoc cannot show it.
     pub fn describe(&self, name: &str) -> Result<String> {
-        let spec = self.get(name).ok_or_else(|| ToolregError::UnknownTool { name: name.into() })?;
+        let spec = self
+            .get(name)
+            .ok_or_else(|| ToolregError::UnknownTool { name: name.into() })?;
         let empty = Value::Object(Default::default());
         let schema = self.schema_of(name)?.map_or(&empty, |s| &s.json);
         Ok(schema::describe_tool(name, &spec.description, schema))
@@ -229,7 +241,9 @@ impl Registry {
 
     /// The JSDoc signature alone (for error messages, where the exact schema would be noise).
     pub fn signature(&self, name: &str) -> Result<String> {
-        let spec = self.get(name).ok_or_else(|| ToolregError::UnknownTool { name: name.into() })?;
+        let spec = self
+            .get(name)
+            .ok_or_else(|| ToolregError::UnknownTool { name: name.into() })?;
         let empty = Value::Object(Default::default());
         let schema = self.schema_of(name)?.map_or(&empty, |s| &s.json);
         Ok(schema::schema_to_jsdoc(name, &spec.description, schema))
@@ -246,14 +260,16 @@ impl Registry {
             .get_or_init(|| CompiledSchema::compile(&stored.json).map_err(|e| e.to_string()));
         let compiled = match compiled {
             Ok(c) => c,
-            Err(reason) => return Ok(InputCheck::Unchecked { reason: reason.clone() }),
-        };
-        match compiled.validate(&input) {
-            Ok(()) => {
-                let mut value = input;
-                compiled.apply_defaults(&mut value);
-                Ok(InputCheck::Valid(value))
+            Err(reason) => {
+                return Ok(InputCheck::Unchecked {
+                    reason: reason.clone(),
+                });
             }
+        };
+        // Defaults first, as ajv's useDefaults and Zod do: a required field with a default
+        // may be omitted.
+        match compiled.parse(&input) {
+            Ok(value) => Ok(InputCheck::Valid(value)),
             Err(issues) => Ok(InputCheck::Invalid(schema::format_issues(&issues))),
         }
     }
@@ -297,7 +313,11 @@ fn searchable_params(schema: &Value) -> Vec<(String, String)> {
             return;
         };
         for (key, prop) in props {
-            let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+            let path = if prefix.is_empty() {
+                key.clone()
+            } else {
+                format!("{prefix}.{key}")
+            };
             let description = prop
                 .get("description")
                 .and_then(Value::as_str)
@@ -356,9 +376,17 @@ mod tests {
     fn bad_entries_leave_the_registry_unchanged() {
         let mut registry = Registry::new();
         registry.register(spec("ok", "web", "fine"), None).unwrap();
-        assert!(registry.register(spec("bad name", "web", "x"), None).is_err());
+        assert!(
+            registry
+                .register(spec("bad name", "web", "x"), None)
+                .is_err()
+        );
         assert!(registry.register(spec("empty_ns", "", "x"), None).is_err());
-        assert!(registry.register(spec("scalar", "web", "x"), Some(json!({"type": "string"}))).is_err());
+        assert!(
+            registry
+                .register(spec("scalar", "web", "x"), Some(json!({"type": "string"})))
+                .is_err()
+        );
         assert_eq!(registry.len(), 1);
         assert_eq!(search_names(&registry, "bad"), Vec::<String>::new());
     }
@@ -366,8 +394,16 @@ mod tests {
     #[test]
     fn register_overwrites_and_reports_previous() {
         let mut registry = Registry::new();
-        assert!(registry.register(spec("t", "mcp:a", "first"), None).unwrap().is_none());
-        let previous = registry.register(spec("t", "mcp:b", "second"), None).unwrap().unwrap();
+        assert!(
+            registry
+                .register(spec("t", "mcp:a", "first"), None)
+                .unwrap()
+                .is_none()
+        );
+        let previous = registry
+            .register(spec("t", "mcp:b", "second"), None)
+            .unwrap()
+            .unwrap();
         assert_eq!(previous.namespace, "mcp:a");
         assert_eq!(registry.len(), 1);
         assert_eq!(registry.get("t").unwrap().description, "second");
@@ -376,8 +412,15 @@ mod tests {
     #[test]
     fn search_follows_register_schema_and_deregister() {
         let mut registry = Registry::new();
-        registry.register(spec("get_weather", "web", "Current weather for a city"), None).unwrap();
-        registry.register(spec("send_mail", "mcp:gmail", "Send an email"), None).unwrap();
+        registry
+            .register(
+                spec("get_weather", "web", "Current weather for a city"),
+                None,
+            )
+            .unwrap();
+        registry
+            .register(spec("send_mail", "mcp:gmail", "Send an email"), None)
+            .unwrap();
         assert_eq!(search_names(&registry, "weather"), ["get_weather"]);
         registry
             .set_schema(
@@ -399,12 +442,19 @@ mod tests {
             "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "default": 10}},
             "required": ["query"]
         });
-        registry.register(spec("web_search", "web", "Search the web"), Some(schema)).unwrap();
+        registry
+            .register(spec("web_search", "web", "Search the web"), Some(schema))
+            .unwrap();
         assert_eq!(
-            registry.check_input("web_search", json!({"query": "rust"})).unwrap(),
+            registry
+                .check_input("web_search", json!({"query": "rust"}))
+                .unwrap(),
             InputCheck::Valid(json!({"query": "rust", "limit": 10}))
         );
-        match registry.check_input("web_search", json!({"limit": "3"})).unwrap() {
+        match registry
+            .check_input("web_search", json!({"limit": "3"}))
+            .unwrap()
+        {
             InputCheck::Invalid(message) => {
                 assert!(message.contains("query"), "{message}");
                 assert!(message.contains("limit"), "{message}");
@@ -421,7 +471,9 @@ mod tests {
     fn uncompilable_schema_passes_input_unchecked() {
         let mut registry = Registry::new();
         let schema = json!({"type": "object", "properties": {"x": {"$ref": "https://example.com/remote.json"}}});
-        registry.register(spec("remote_ref", "web", "x"), Some(schema)).unwrap();
+        registry
+            .register(spec("remote_ref", "web", "x"), Some(schema))
+            .unwrap();
         assert!(matches!(
             registry.check_input("remote_ref", json!({"x": 1})).unwrap(),
             InputCheck::Unchecked { .. }
@@ -432,7 +484,9 @@ mod tests {
     fn describe_renders_jsdoc() {
         let mut registry = Registry::new();
         let schema = json!({"type": "object", "properties": {"query": {"type": "string", "description": "What to find"}}, "required": ["query"]});
-        registry.register(spec("mcp__s1__t", "mcp:s1", "Finds things"), Some(schema)).unwrap();
+        registry
+            .register(spec("mcp__s1__t", "mcp:s1", "Finds things"), Some(schema))
+            .unwrap();
         let doc = registry.describe("mcp__s1__t").unwrap();
         assert!(doc.contains("function mcp__s1__t(params)"), "{doc}");
         assert!(doc.contains("@param {string} params.query"), "{doc}");

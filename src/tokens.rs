@@ -46,7 +46,9 @@ impl FromStr for Encoding {
             .find(|e| e.as_str() == name)
             .ok_or_else(|| ToolregError::InvalidArgument {
                 field: "encoding".into(),
-                reason: format!("unknown encoding {name:?}; expected \"o200k_base\" or \"cl100k_base\""),
+                reason: format!(
+                    "unknown encoding {name:?}; expected \"o200k_base\" or \"cl100k_base\""
+                ),
             })
     }
 }
@@ -144,17 +146,30 @@ mod tests {
     fn counts_equal_tiktoken_on_varied_text() {
         for encoding in Encoding::ALL {
             for text in SAMPLES {
-                assert_eq!(count(text, encoding), tiktoken(text, encoding), "{encoding:?} {text:?}");
+                assert_eq!(
+                    count(text, encoding),
+                    tiktoken(text, encoding),
+                    "{encoding:?} {text:?}"
+                );
             }
         }
     }
 
     #[test]
     fn counts_equal_tiktoken_on_pathological_runs() {
-        let runs = ["a".repeat(20_000), "_".repeat(10_000), " ".repeat(5_000), "ab1 ".repeat(3_000)];
+        let runs = [
+            "a".repeat(20_000),
+            "_".repeat(10_000),
+            " ".repeat(5_000),
+            "ab1 ".repeat(3_000),
+        ];
         for encoding in Encoding::ALL {
             for text in &runs {
-                assert_eq!(count(text, encoding), tiktoken(text, encoding), "{encoding:?}");
+                assert_eq!(
+                    count(text, encoding),
+                    tiktoken(text, encoding),
+                    "{encoding:?}"
+                );
             }
         }
     }
@@ -195,24 +210,40 @@ mod tests {
     #[test]
     fn encodings_differ_on_the_same_text() {
         let text = "北京天气怎么样？请查询今天的天气预报。";
-        assert_ne!(count(text, Encoding::O200kBase), count(text, Encoding::Cl100kBase));
+        assert_ne!(
+            count(text, Encoding::O200kBase),
+            count(text, Encoding::Cl100kBase)
+        );
     }
 
     #[test]
     fn count_many_keeps_order_and_matches_single_counts() {
         // Large enough to take the parallel path.
         let texts: Vec<String> = (0..400)
-            .map(|i| format!("tool number {i}: {}", "lorem ipsum dolor sit amet ".repeat(i % 37 + 1)))
+            .map(|i| {
+                format!(
+                    "tool number {i}: {}",
+                    "lorem ipsum dolor sit amet ".repeat(i % 37 + 1)
+                )
+            })
             .collect();
         assert!(texts.iter().map(String::len).sum::<usize>() > 64 * 1024);
         let many = count_many(&texts, Encoding::O200kBase);
-        let single: Vec<usize> = texts.iter().map(|t| count(t, Encoding::O200kBase)).collect();
+        let single: Vec<usize> = texts
+            .iter()
+            .map(|t| count(t, Encoding::O200kBase))
+            .collect();
         assert_eq!(many, single);
     }
 
     #[test]
     fn split_by_bytes_covers_everything_once() {
-        let texts = vec!["x".repeat(10), "y".repeat(1000), "z".repeat(10), "w".repeat(10)];
+        let texts = vec![
+            "x".repeat(10),
+            "y".repeat(1000),
+            "z".repeat(10),
+            "w".repeat(10),
+        ];
         let ends = split_by_bytes(&texts, 2);
         assert_eq!(*ends.last().unwrap(), texts.len());
         assert!(ends.windows(2).all(|w| w[0] < w[1]));
@@ -220,7 +251,10 @@ mod tests {
 
     #[test]
     fn parses_encoding_names() {
-        assert_eq!("cl100k_base".parse::<Encoding>().unwrap(), Encoding::Cl100kBase);
+        assert_eq!(
+            "cl100k_base".parse::<Encoding>().unwrap(),
+            Encoding::Cl100kBase
+        );
         let err = "p50k".parse::<Encoding>().unwrap_err();
         assert!(err.to_string().contains("p50k"));
     }

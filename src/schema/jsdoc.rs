@@ -64,29 +64,28 @@ pub fn schema_to_jsdoc(name: &str, description: &str, schema: &Value) -> String 
 /// numeric/length/pattern constraints, tuples, `$ref` cycles or unresolvable `$ref`s, schema-valued
 /// `additionalProperties`, `unevaluated*`, or parameters hidden by the depth or size caps.
 pub fn needs_exact_schema(schema: &Value) -> bool {
-    let mut walk = ExactWalk {
-        root: schema,
-        stack: Vec::new(),
-        clean: HashSet::new(),
-    };
-    walk.needs(schema, 0) || render("t", "", schema).hidden
+    has_inexpressible(schema) || render("t", "", schema).hidden
 }
 
 /// What `tool_inspect` returns: the JSDoc, plus `Exact JSON Schema:` and the compact schema
 /// when [`needs_exact_schema`] says the JSDoc alone would mislead.
 pub fn describe_tool(name: &str, description: &str, schema: &Value) -> String {
     let rendered = render(name, description, schema);
-    let mut walk = ExactWalk {
-        root: schema,
-        stack: Vec::new(),
-        clean: HashSet::new(),
-    };
     let mut out = rendered.text;
-    if rendered.hidden || walk.needs(schema, 0) {
+    if rendered.hidden || has_inexpressible(schema) {
         out.push_str("\n\nExact JSON Schema:\n");
         out.push_str(&schema.to_string());
     }
     out
+}
+
+fn has_inexpressible(schema: &Value) -> bool {
+    ExactWalk {
+        root: schema,
+        stack: Vec::new(),
+        clean: HashSet::new(),
+    }
+    .needs(schema, 0)
 }
 
 struct Rendered {
@@ -102,7 +101,7 @@ fn render(name: &str, description: &str, schema: &Value) -> Rendered {
         trimmed => trimmed,
     };
     for line in summary.lines() {
-        let line = sanitize(line.trim_end());
+        let line = sanitize(line.trim());
         if line.is_empty() {
             text.push_str(" *\n");
         } else {
@@ -180,7 +179,7 @@ impl<'a> Renderer<'a> {
                 self.hidden |= !view.properties.is_empty();
             } else {
                 for (name, property) in &view.properties {
-                    if *property == &Value::Bool(false) {
+                    if is_never(self.root, property) {
                         continue; // forbidden property: nothing the model may send
                     }
                     if self.lines.len() > MAX_PARAM_LINES {
@@ -265,7 +264,7 @@ impl<'a> Renderer<'a> {
                         .iter()
                         .filter_map(Value::as_str)
                         .map(|name| self.simple_type(name, schema, depth, budget)),
-                )
+                );
             }
             _ => {}
         }
@@ -273,6 +272,7 @@ impl<'a> Renderer<'a> {
             if let Some(Value::Array(branches)) = keywords.get(union) {
                 let names: Vec<String> = branches
                     .iter()
+                    .filter(|b| !is_never(self.root, b))
                     .map(|b| self.type_name(b, depth + 1, budget))
                     .collect();
                 if names.iter().any(|n| n == "*") {
@@ -363,12 +363,11 @@ impl<'a> ExactWalk<'a> {
         }
         for (keyword, value) in keywords {
             let inexpressible = match keyword.as_str() {
-                "$dynamicRef" | "$recursiveRef" | "if" | "then" | "else" | "not"
-                | "patternProperties" | "propertyNames" | "dependentRequired"
-                | "dependentSchemas" | "dependencies" | "minLength" | "maxLength" | "minItems"
-                | "maxItems" | "minProperties" | "maxProperties" | "multipleOf" | "pattern"
-                | "contains" | "minContains" | "maxContains" | "prefixItems"
-                | "additionalItems" => true,
+                "$dynamicRef" | "$recursiveRef" | "if" | "then" | "else" | "patternProperties"
+                | "propertyNames" | "dependentRequired" | "dependentSchemas" | "dependencies"
+                | "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties"
+                | "maxProperties" | "multipleOf" | "pattern" | "contains" | "minContains"
+                | "maxContains" | "prefixItems" | "additionalItems" => true,
                 "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
                     // Draft-04 boolean `exclusive*` only matters alongside minimum/maximum.
                     match value.as_f64() {
@@ -376,6 +375,8 @@ impl<'a> ExactWalk<'a> {
                         None => false,
                     }
                 }
+                // `{"not": {}}` is zod-to-json-schema's "undefined": never valid, nothing to show.
+                "not" => !is_trivially_true(value),
                 "uniqueItems" => value == &Value::Bool(true),
                 "unevaluatedProperties" | "unevaluatedItems" => !is_trivially_true(value),
                 "additionalProperties" => value.is_object() && !is_trivially_true(value),
@@ -467,10 +468,10 @@ fn object_view<'a>(
                     .iter()
                     .filter(|b| is_structured(root, b, budget))
                     .collect();
-                if let [only] = structured.as_slice() {
-                    if let Some(view) = object_view(root, only, budget) {
-                        return Some(view);
-                    }
+                if let [only] = structured.as_slice()
+                    && let Some(view) = object_view(root, only, budget)
+                {
+                    return Some(view);
                 }
             }
         }
@@ -534,10 +535,10 @@ fn is_structured(root: &Value, branch: &Value, budget: &mut Budget) -> bool {
     if declares_object || keywords.contains_key("properties") {
         return true;
     }
-    if let Some(items @ Value::Object(_)) = keywords.get("items") {
-        if is_structured(root, items, budget) {
-            return true;
-        }
+    if let Some(items @ Value::Object(_)) = keywords.get("items")
+        && is_structured(root, items, budget)
+    {
+        return true;
     }
     ["allOf", "anyOf", "oneOf"].iter().any(|k| {
         keywords
@@ -568,6 +569,15 @@ fn annotation<'a>(root: &'a Value, site: &'a Value, keyword: &str) -> Option<&'a
         }
     }
     None
+}
+
+/// `false` or `{"not": {}}`: accepts nothing, so it is no parameter and no union option.
+fn is_never(root: &Value, schema: &Value) -> bool {
+    match deref(root, schema).0 {
+        Value::Bool(b) => !b,
+        Value::Object(map) => map.len() == 1 && map.get("not").is_some_and(is_trivially_true),
+        _ => false,
+    }
 }
 
 fn is_trivially_true(schema: &Value) -> bool {
@@ -987,8 +997,10 @@ mod tests {
         ];
         for schema in cases {
             assert!(needs_exact_schema(&schema), "expected true for {schema}");
-            assert!(describe_tool("t", "d", &schema)
-                .contains(&format!("\n\nExact JSON Schema:\n{schema}")));
+            assert!(
+                describe_tool("t", "d", &schema)
+                    .contains(&format!("\n\nExact JSON Schema:\n{schema}"))
+            );
         }
     }
 
@@ -1022,12 +1034,28 @@ mod tests {
     #[test]
     fn describe_tool_appends_compact_schema() {
         let schema = json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}, "required": ["n"]});
-        assert_eq!(
-            describe_tool("count", "Counts", &schema),
-            "/**\n * Counts\n *\n * @param {Object} params - Parameters\n * @param {number} params.n - (required)\n */\n\
-             function count(params) {}\n\nExact JSON Schema:\n\
-             {\"properties\":{\"n\":{\"minimum\":1,\"type\":\"integer\"}},\"required\":[\"n\"],\"type\":\"object\"}"
+        // Compact JSON as serde_json prints it (key order follows its `preserve_order` setting).
+        let expected = format!(
+            "/**\n * Counts\n *\n * @param {{Object}} params - Parameters\n\
+             \x20* @param {{number}} params.n - (required)\n */\n\
+             function count(params) {{}}\n\nExact JSON Schema:\n{schema}"
         );
+        assert_eq!(describe_tool("count", "Counts", &schema), expected);
+        assert!(!expected.contains("\n\n\n") && expected.ends_with(&schema.to_string()));
+    }
+
+    #[test]
+    fn never_branches_are_dropped() {
+        // zod-to-json-schema's optional-undefined: `anyOf: [X, {"not": {}}, null]`.
+        let schema = json!({"properties": {
+            "bins": {"anyOf": [{"type": "number"}, {"not": {}}, {"type": "null"}], "default": null},
+            "gone": {"not": {}}
+        }});
+        assert_eq!(params(&schema), vec!["{number|null} [params.bins=null]"]);
+        assert!(!needs_exact_schema(&schema));
+        assert!(needs_exact_schema(
+            &json!({"properties": {"x": {"not": {"type": "null"}}}})
+        ));
     }
 
     #[test]

@@ -8,9 +8,9 @@
 mod jsdoc;
 mod validate;
 
-pub use jsdoc::{describe_tool, needs_exact_schema, schema_to_jsdoc, MAX_NESTING_DEPTH};
+pub use jsdoc::{MAX_NESTING_DEPTH, describe_tool, needs_exact_schema, schema_to_jsdoc};
 pub use validate::{
-    format_issues, CompiledSchema, SchemaError, ValidationIssue, MAX_LISTED_ISSUES,
+    CompiledSchema, MAX_LISTED_ISSUES, SchemaError, ValidationIssue, format_issues,
 };
 
 use serde_json::Value;

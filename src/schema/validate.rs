@@ -121,8 +121,9 @@ pub fn format_issues(issues: &[ValidationIssue]) -> String {
 }
 
 impl CompiledSchema {
-    /// Compiles `schema`. The draft comes from `$schema` (2020-12 when absent; an unrecognised
-    /// meta-schema URI falls back to the draft its URI names, else 2020-12, rather than failing).
+    /// Compiles `schema`. The draft comes from `$schema`: 2020-12 when absent (draft-04 if the
+    /// schema is only valid as draft-04); an unrecognised meta-schema URI falls back to the
+    /// draft its URI names, else 2020-12, rather than failing.
     /// `format` is treated as an annotation under every draft, so validation does not depend on
     /// which draft a converter happened to emit; the tool still checks its own input.
     pub fn compile(schema: &Value) -> Result<Self, SchemaError> {
@@ -131,7 +132,7 @@ impl CompiledSchema {
             other => {
                 return Err(SchemaError::NotASchema {
                     found: json_type_name(other),
-                })
+                });
             }
         }
         if nesting_depth_exceeds(schema, MAX_SCHEMA_DEPTH) {
@@ -140,12 +141,24 @@ impl CompiledSchema {
             });
         }
         let draft = pick_draft(schema);
-        let validator = jsonschema::options()
-            .with_draft(draft)
-            .with_retriever(RefuseRetrieval)
-            .should_validate_formats(false)
-            .build(schema)
-            .map_err(|err| schema_error(&err))?;
+        let validator = match build(schema, draft) {
+            Ok(validator) => validator,
+            // No `$schema` and not valid 2020-12: many servers still emit draft-04 idioms
+            // (`"exclusiveMinimum": true`). Validating under draft-04 beats not validating.
+            Err(err @ SchemaError::Invalid { .. }) if schema.get("$schema").is_none() => {
+                match build(schema, Draft::Draft4) {
+                    Ok(validator) => {
+                        return Ok(Self {
+                            validator,
+                            schema: schema.clone(),
+                            draft: Draft::Draft4,
+                        });
+                    }
+                    Err(_) => return Err(err),
+                }
+            }
+            Err(err) => return Err(err),
+        };
         Ok(Self {
             validator,
             schema: schema.clone(),
@@ -203,6 +216,15 @@ impl CompiledSchema {
         self.validate(&value)?;
         Ok(value)
     }
+}
+
+fn build(schema: &Value, draft: Draft) -> Result<jsonschema::Validator, SchemaError> {
+    jsonschema::options()
+        .with_draft(draft)
+        .with_retriever(RefuseRetrieval)
+        .should_validate_formats(false)
+        .build(schema)
+        .map_err(|err| schema_error(&err))
 }
 
 /// Refuses every retrieval: local `$ref`s never reach the retriever, so anything that does is
@@ -308,7 +330,7 @@ fn describe_error(err: &ValidationError<'_>) -> String {
                         path: at.to_owned(),
                         message: String::new(),
                     };
-                    part.push_str(&format!("at {} ", issue.display_path()));
+                    part.push_str(&format!("at {}: ", issue.display_path()));
                 }
                 part.push_str(&shorten(&first.to_string(), 120));
                 Some(part)
@@ -400,10 +422,10 @@ fn fill_defaults(
                 return;
             };
             for (name, property) in properties {
-                if !object.contains_key(name) {
-                    if let Some(default) = default_of(root, property) {
-                        object.insert(name.clone(), default.clone());
-                    }
+                if !object.contains_key(name)
+                    && let Some(default) = default_of(root, property)
+                {
+                    object.insert(name.clone(), default.clone());
                 }
                 if let Some(child) = object.get_mut(name) {
                     fill_defaults(root, property, child, depth + 1, &mut HashSet::new());
@@ -508,9 +530,11 @@ mod tests {
             "{out}"
         );
         let compiled = CompiledSchema::compile(&schema).unwrap();
-        assert!(compiled
-            .validate(&json!({"limit": 3, "query": "x"}))
-            .is_ok());
+        assert!(
+            compiled
+                .validate(&json!({"limit": 3, "query": "x"}))
+                .is_ok()
+        );
         let found = issues(schema, json!({"limit": 1.5}));
         assert_eq!(found[0].path, "/limit");
     }
@@ -668,6 +692,22 @@ mod tests {
             CompiledSchema::compile(&named).unwrap().draft_name(),
             "draft-07"
         );
+    }
+
+    #[test]
+    fn draft_04_idioms_without_dollar_schema_fall_back_to_draft_04() {
+        let schema = json!({"properties": {"n": {"type": "number", "minimum": 0, "exclusiveMinimum": true}}});
+        let compiled = CompiledSchema::compile(&schema).unwrap();
+        assert_eq!(compiled.draft_name(), "draft-04");
+        assert!(compiled.validate(&json!({"n": 1})).is_ok());
+        let out = format_issues(&compiled.validate(&json!({"n": 0})).unwrap_err());
+        assert_eq!(out, "- at $.n: 0 is less than or equal to the minimum of 0");
+        // With an explicit `$schema` there is no second guess.
+        let explicit = json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "properties": {"n": {"exclusiveMinimum": true}}});
+        assert!(matches!(
+            CompiledSchema::compile(&explicit),
+            Err(SchemaError::Invalid { .. })
+        ));
     }
 
     #[test]
@@ -831,10 +871,12 @@ mod tests {
 
     #[test]
     fn boolean_schemas_compile() {
-        assert!(CompiledSchema::compile(&json!(true))
-            .unwrap()
-            .validate(&json!(1))
-            .is_ok());
+        assert!(
+            CompiledSchema::compile(&json!(true))
+                .unwrap()
+                .validate(&json!(1))
+                .is_ok()
+        );
         let out = format_issues(
             &CompiledSchema::compile(&json!(false))
                 .unwrap()
@@ -908,11 +950,13 @@ mod tests {
             "definitions": {"id": {"type": "string", "minLength": 1}}
         });
         let compiled = CompiledSchema::compile(&schema).unwrap();
-        assert!(compiled
-            .validate(
-                &json!({"user": {"id": "u1"}, "legacy": "x", "tree": {"children": [{"v": 1}]}})
-            )
-            .is_ok());
+        assert!(
+            compiled
+                .validate(
+                    &json!({"user": {"id": "u1"}, "legacy": "x", "tree": {"children": [{"v": 1}]}})
+                )
+                .is_ok()
+        );
         let out = format_issues(
             &compiled
                 .validate(&json!({"user": {"id": ""}, "tree": {"children": [{"children": [{"v": "2"}]}]}}))
@@ -970,10 +1014,12 @@ mod tests {
     #[test]
     fn formats_are_annotations() {
         let schema = json!({"$schema": "http://json-schema.org/draft-07/schema#", "properties": {"u": {"type": "string", "format": "uri"}}});
-        assert!(CompiledSchema::compile(&schema)
-            .unwrap()
-            .validate(&json!({"u": "not a uri"}))
-            .is_ok());
+        assert!(
+            CompiledSchema::compile(&schema)
+                .unwrap()
+                .validate(&json!({"u": "not a uri"}))
+                .is_ok()
+        );
     }
 
     /// Shapes `asSchema(z.object(...)).jsonSchema` produces in AI SDK 5/6 for Zod 4:

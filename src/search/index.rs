@@ -161,6 +161,11 @@ impl Dictionary {
     }
 }
 
+/// Phrases are taken from the first words of a name or description only: what a tool does is
+/// said up front, and a long manual-like description would otherwise double its term count
+/// (and its indexing time) for pairs nobody types.
+const MAX_PHRASES_PER_FIELD: usize = 48;
+
 /// Builds one document's term frequencies, interning terms as they are met so no string is
 /// allocated for a term the dictionary already knows.
 ///
@@ -183,12 +188,17 @@ impl DocBuilder<'_> {
 
     fn add(&mut self, field: Field, text: &str) {
         let f = field as usize;
-        let phrases = matches!(field, Field::Name | Field::Desc);
+        let mut phrases = if matches!(field, Field::Name | Field::Desc) {
+            MAX_PHRASES_PER_FIELD
+        } else {
+            0
+        };
         self.prev.clear();
         analyze_tagged(text, |t, kind| {
             self.lens[f] += 1.0;
             self.bump(f, t);
-            if phrases && kind == TermKind::Word {
+            if phrases > 0 && kind == TermKind::Word {
+                phrases -= 1;
                 if !self.prev.is_empty() {
                     let mut key = std::mem::take(&mut self.phrase);
                     key.clear();

@@ -298,11 +298,12 @@ fn allowed_set_restricts_results() {
 #[test]
 fn allowed_tool_is_found_below_many_better_ones() {
     let mut idx = SearchIndex::new();
-    let names: Vec<String> = (0..50).map(|i| format!("file_tool_{i}")).collect();
-    for n in &names {
+    let many: Vec<String> = (0..50).map(|i| format!("file_tool_{i}")).collect();
+    for n in &many {
         put(
             &mut idx,
             &T {
+                // Test helper tools hold `&'static str`; leaking 50 short names is fine here.
                 name: Box::leak(n.clone().into_boxed_str()),
                 ns: "a",
                 label: "a",
@@ -311,18 +312,17 @@ fn allowed_tool_is_found_below_many_better_ones() {
             },
         );
     }
-    put(&mut idx, &tool("weak", "b", "a long description that mentions a file once"));
+    put(
+        &mut idx,
+        &tool("weak", "b", "a long description that mentions a file once"),
+    );
     let allowed: HashSet<String> = ["weak".to_string()].into();
     let opts = SearchOptions {
         allowed: Some(&allowed),
         limit: 3,
         ..Default::default()
     };
-    assert_eq!(names_of(&idx.search("file", &opts).unwrap()), ["weak"]);
-}
-
-fn names_of(hits: &[SearchHit]) -> Vec<&str> {
-    names(hits)
+    assert_eq!(names(&idx.search("file", &opts).unwrap()), ["weak"]);
 }
 
 #[test]
