@@ -1,0 +1,27 @@
+//! The Node-API surface: converts between JS values and the core's types, nothing more.
+//!
+//! Errors cross as `[CODE] message`; the JS layer (`js/errors.js`) turns that prefix into the
+//! error's `code` and picks the error class, so every code path reports errors the same way.
+
+mod defer;
+mod registry;
+mod tokens;
+
+use napi::bindgen_prelude::*;
+
+use crate::error::ToolregError;
+
+pub(crate) fn js_error(err: ToolregError) -> napi::Error {
+    napi::Error::new(Status::GenericFailure, format!("[{}] {}", err.code(), err))
+}
+
+pub(crate) fn parse_json(field: &str, text: &str) -> Result<serde_json::Value> {
+    serde_json::from_str(text)
+        .map_err(|e| js_error(ToolregError::invalid(field, format!("not valid JSON: {e}"))))
+}
+
+#[napi_derive::module_init]
+fn init() {
+    // Building the BPE tables takes ~0.1 s; do it before the first count needs them.
+    std::thread::spawn(crate::tokens::warm_up);
+}
