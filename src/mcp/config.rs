@@ -11,7 +11,11 @@ use serde::{Deserialize, Serialize};
 use super::McpError;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum ServerConfig {
     /// A local server spoken to over the child's stdin/stdout. `env` is added to (and overrides)
     /// the host's environment, so `PATH` and friends keep working.
@@ -85,7 +89,9 @@ impl ServerConfig {
     pub(crate) fn validated(mut self) -> Result<Self, McpError> {
         let id = self.id().to_owned();
         if id.trim().is_empty() {
-            return Err(McpError::InvalidConfig("server id must not be empty".into()));
+            return Err(McpError::InvalidConfig(
+                "server id must not be empty".into(),
+            ));
         }
         match &mut self {
             ServerConfig::Stdio { name, command, .. } => {
@@ -211,11 +217,15 @@ mod tests {
             "TOOLREG_MCP_INVALID_CONFIG"
         );
         assert_eq!(
-            bad(json!({"type": "streamableHttp", "id": "a", "url": "http://x", "headers": {"Accept": "x"}})),
+            bad(
+                json!({"type": "streamableHttp", "id": "a", "url": "http://x", "headers": {"Accept": "x"}})
+            ),
             "TOOLREG_MCP_INVALID_CONFIG"
         );
         assert_eq!(
-            bad(json!({"type": "streamableHttp", "id": "a", "url": "http://x", "headers": {"X-A": "a\nb"}})),
+            bad(
+                json!({"type": "streamableHttp", "id": "a", "url": "http://x", "headers": {"X-A": "a\nb"}})
+            ),
             "TOOLREG_MCP_INVALID_CONFIG"
         );
         let ok: ServerConfig =

@@ -44,7 +44,10 @@ impl ConnectFailure {
     pub(crate) fn message(&self) -> String {
         match self {
             ConnectFailure::Timeout(d) => {
-                format!("the MCP handshake did not finish within {} ms", d.as_millis())
+                format!(
+                    "the MCP handshake did not finish within {} ms",
+                    d.as_millis()
+                )
             }
             ConnectFailure::Cancelled => "the connection attempt was cancelled".into(),
             ConnectFailure::Failed(m) => m.clone(),
@@ -61,7 +64,11 @@ pub(crate) struct ToolCache {
 
 impl ToolCache {
     pub(crate) fn get(&self) -> Option<Arc<Vec<Tool>>> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner()).1.clone()
+        self.inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .1
+            .clone()
     }
 
     pub(crate) fn epoch(&self) -> u64 {
@@ -121,7 +128,10 @@ impl Connection {
     pub(crate) fn is_alive(&self) -> bool {
         !*self.done.borrow()
             && !self.peer.is_transport_closed()
-            && self.child.as_ref().is_none_or(|c| c.exit_status().is_none())
+            && self
+                .child
+                .as_ref()
+                .is_none_or(|c| c.exit_status().is_none())
     }
 
     /// Why the connection ended, waiting up to `max` for the teardown to know (exit status).
@@ -132,7 +142,12 @@ impl Connection {
     }
 
     pub(crate) fn end_reason_now(&self) -> String {
-        if let Some(r) = self.end_reason.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+        if let Some(r) = self
+            .end_reason
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+        {
             return r;
         }
         match self.child.as_ref().and_then(|c| c.exit_status()) {
@@ -332,9 +347,9 @@ async fn bounded<T>(
 }
 
 fn http_client(p: &ConnectParams) -> Result<reqwest::Client, ConnectFailure> {
-    p.http.clone().ok_or_else(|| {
-        ConnectFailure::Failed("the HTTP client could not be initialised".into())
-    })
+    p.http
+        .clone()
+        .ok_or_else(|| ConnectFailure::Failed("the HTTP client could not be initialised".into()))
 }
 
 /// A handshake failure of a stdio server, with what the user needs to fix it: whether the

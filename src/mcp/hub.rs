@@ -230,7 +230,10 @@ impl McpHub {
     /// The servers that may own any of `wire_ids`, decided from the ids' server segments
     /// alone (nothing is listed). Servers whose names share a segment are all returned;
     /// the exact id match after listing decides between them.
-    pub fn servers_for_wire_ids<'a>(&self, wire_ids: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    pub fn servers_for_wire_ids<'a>(
+        &self,
+        wire_ids: impl IntoIterator<Item = &'a str>,
+    ) -> Vec<String> {
         let wanted: HashSet<&str> = wire_ids
             .into_iter()
             .filter_map(wire_id_server_segment)
@@ -248,7 +251,11 @@ impl McpHub {
     /// The wire id of `tool_name` on server `server_id` (see [`build_mcp_tool_wire_id`]).
     pub fn wire_id(&self, server_id: &str, tool_name: &str) -> Option<String> {
         let slot = self.slot(server_id).ok()?;
-        Some(build_mcp_tool_wire_id(server_id, slot.config.name(), tool_name))
+        Some(build_mcp_tool_wire_id(
+            server_id,
+            slot.config.name(),
+            tool_name,
+        ))
     }
 
     /// All tools of a server, following pagination. Cached until the server sends
@@ -358,7 +365,7 @@ impl McpHub {
     pub async fn close(&self) {
         self.inner.closed.store(true, Ordering::SeqCst);
         let slots = self.slots();
-        futures::future::join_all(slots.iter().map(|s| close_slot(s))).await;
+        futures::future::join_all(slots.iter().map(close_slot)).await;
     }
 
     fn slots(&self) -> Vec<Arc<Slot>> {
@@ -466,7 +473,9 @@ impl McpHub {
         });
         let shared = async move {
             task.await.unwrap_or_else(|e| {
-                Err(ConnectFailure::Failed(format!("the connect task failed: {e}")))
+                Err(ConnectFailure::Failed(format!(
+                    "the connect task failed: {e}"
+                )))
             })
         }
         .boxed()

@@ -151,7 +151,10 @@ mod tests {
         let id = build_mcp_tool_wire_id("gh-1", "github", "search_issues");
         assert!(valid(&id), "{id}");
         assert_eq!(readable(&id), "mcp__github__search_issues");
-        assert_eq!(id.len(), "mcp__github__search_issues".len() + 1 + DIGEST_HEX_LEN);
+        assert_eq!(
+            id.len(),
+            "mcp__github__search_issues".len() + 1 + DIGEST_HEX_LEN
+        );
         assert_eq!(wire_id_server_segment(&id), Some("github"));
     }
 
@@ -174,7 +177,10 @@ mod tests {
         assert!(valid(&id), "{id}");
         assert_eq!(readable(&id), "mcp__bei_jing_tian_qi__cha_xun_tian_qi");
         let mixed = build_mcp_tool_wire_id("w", "Café-Überweisung", "钉钉 发送消息");
-        assert_eq!(readable(&mixed), "mcp__cafe_uberweisung__ding_ding_fa_song_xiao_xi");
+        assert_eq!(
+            readable(&mixed),
+            "mcp__cafe_uberweisung__ding_ding_fa_song_xiao_xi"
+        );
     }
 
     #[test]
