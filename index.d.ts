@@ -191,6 +191,91 @@ export declare function createToolInvokeTool(
 
 export declare function schemaToJSDoc(name: string, description: string, schema: object): string
 
+export type McpServerConfig =
+  | { id: string; name?: string; type: 'stdio'; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
+  | { id: string; name?: string; type: 'streamableHttp'; url: string; headers?: Record<string, string> }
+  | { id: string; name?: string; type: 'sse'; url: string; headers?: Record<string, string> }
+
+/** A tool as the MCP server lists it (`tools/list`). */
+export interface McpTool {
+  name: string
+  title?: string
+  description?: string
+  inputSchema: Record<string, unknown>
+  outputSchema?: Record<string, unknown>
+  annotations?: Record<string, unknown>
+  [key: string]: unknown
+}
+
+/** The MCP `CallToolResult`. */
+export interface McpCallToolResult {
+  content: Array<Record<string, unknown> & { type: string }>
+  structuredContent?: unknown
+  isError: boolean
+  [key: string]: unknown
+}
+
+export interface McpServerStatus {
+  id: string
+  name: string
+  transport: 'stdio' | 'streamableHttp' | 'sse'
+  state: 'idle' | 'connecting' | 'connected' | 'failed' | 'closed'
+  lastError?: string | null
+  toolsCached?: number | null
+  protocolVersion?: string | null
+  pid?: number | null
+  /** The last ~8 KiB the server wrote to stderr. */
+  stderrTail: string
+}
+
+/** What `syncMcpToolsToRegistry` needs from a host: an `McpHub`, or the host's own connections. */
+export interface McpToolHost {
+  readonly servers: ReadonlyArray<{ id: string; name?: string }> | (() => ReadonlyArray<{ id: string; name?: string }>)
+  listTools(serverId: string, opts?: { timeoutMs?: number }): Promise<McpTool[]>
+  callTool(serverId: string, name: string, args: Record<string, unknown>, opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<McpCallToolResult>
+}
+
+/** Real MCP client connections (Rust, rmcp): lazy connect, cached tool lists, cancellation, captured stderr. */
+export declare class McpHub implements McpToolHost {
+  constructor(options?: { servers?: McpServerConfig[]; connectTimeoutMs?: number })
+  addServer(config: McpServerConfig): void
+  removeServer(id: string): Promise<boolean>
+  readonly servers: Array<{ id: string; name: string; transport: string }>
+  listTools(serverId: string, opts?: { timeoutMs?: number }): Promise<McpTool[]>
+  callTool(serverId: string, name: string, args?: Record<string, unknown>, opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<McpCallToolResult>
+  status(): McpServerStatus[]
+  serversForToolIds(toolIds: Iterable<string>): string[]
+  close(): Promise<void>
+}
+
+export declare function buildMcpToolWireId(ids: { serverId: string; serverName?: string; toolName: string }): string
+
+export interface McpSyncOptions {
+  selectedToolIds: Iterable<string>
+  /** Per-server tools/list budget (default 15,000 ms). */
+  timeoutMs?: number
+  /** Per-call budget of the registered tools' execute (default 60,000 ms). */
+  callTimeoutMs?: number
+  /** Approval-gated tools get `needsApproval: true` and `defer: 'never'`. */
+  needsApproval?: boolean | Set<string> | ((info: { serverId: string; serverName: string; toolName: string; wireId: string; annotations?: unknown }) => boolean)
+}
+
+export interface McpSyncResult {
+  registered: string[]
+  evicted: string[]
+  listedServers: string[]
+  failedServers: Array<{ serverId: string; error: string }>
+}
+
+export declare function syncMcpToolsToRegistry(registry: ToolRegistry, hub: McpToolHost, opts: McpSyncOptions): Promise<McpSyncResult>
+
+export declare function mcpResultToText(result: McpCallToolResult): string
+export declare function mcpResultToModelOutput(result: McpCallToolResult): unknown
+
+export declare class McpToolError extends ToolregError {
+  readonly result: McpCallToolResult
+}
+
 export declare class ToolregError extends Error {
   readonly code: string
 }

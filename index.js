@@ -22,6 +22,10 @@ const { createToolInspectTool } = require('./js/meta/inspect')
 const { createToolInvokeTool } = require('./js/meta/invoke')
 const { schemaToJSDoc } = require('./js/jsdoc')
 const { ToolregError, ToolInvocationError } = require('./js/errors')
+const { McpHub } = require('./js/mcp/hub')
+const { buildMcpToolWireId } = require('./js/mcp/wireId')
+const { syncMcpToolsToRegistry, McpToolError } = require('./js/mcp/sync')
+const { mcpResultToText, mcpResultToModelOutput } = require('./js/mcp/content')
 
 const ToolDefer = Object.freeze({ Never: 'never', Always: 'always', Auto: 'auto' })
 
@@ -41,8 +45,14 @@ module.exports = {
   createToolInspectTool,
   createToolInvokeTool,
   schemaToJSDoc,
+  McpHub,
+  buildMcpToolWireId,
+  syncMcpToolsToRegistry,
+  mcpResultToText,
+  mcpResultToModelOutput,
   ToolregError,
   ToolInvocationError,
+  McpToolError,
   MIN_AUTO_DEFER_COUNT,
   META_TOOLS_OVERHEAD_TOKENS,
   DEFER_THRESHOLD_PCT,

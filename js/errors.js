@@ -26,6 +26,9 @@ function invalidArgument(field, reason) {
   return error
 }
 
+/** Codes that mean the caller passed something unusable: surfaced as `TypeError`s. */
+const BAD_INPUT_CODES = new Set(['TOOLREG_INVALID_ARGUMENT', 'TOOLREG_MCP_INVALID_CONFIG'])
+
 const NATIVE_PREFIX = /^\[(TOOLREG_[A-Z_]+)\] ([\s\S]*)$/
 
 /** Turns an error thrown by the addon (`[CODE] message`) into the matching JS error. */
@@ -33,7 +36,7 @@ function fromNative(error) {
   const match = typeof error?.message === 'string' ? NATIVE_PREFIX.exec(error.message) : null
   if (!match) return error
   const [, code, message] = match
-  if (code === 'TOOLREG_INVALID_ARGUMENT') {
+  if (BAD_INPUT_CODES.has(code)) {
     const typeError = new TypeError(message)
     typeError.code = code
     return typeError

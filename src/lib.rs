@@ -5,6 +5,7 @@
 
 pub mod defer;
 pub mod error;
+pub mod mcp;
 pub mod registry;
 pub mod schema;
 pub mod search;

@@ -28,7 +28,7 @@ pub(crate) struct ConnectParams {
     pub max_message_bytes: usize,
     pub shutdown_grace: Duration,
     pub stderr: Arc<StderrTail>,
-    pub http: Option<reqwest::Client>,
+    pub http: Result<reqwest::Client, String>,
 }
 
 /// Why a connect attempt did not produce a connection. `Clone`: one attempt is shared.
@@ -125,6 +125,13 @@ impl Connection {
         self.child.as_ref().and_then(|c| c.pid())
     }
 
+    /// Whether the server declared the `tools` capability in `initialize`.
+    pub(crate) fn declares_tools(&self) -> bool {
+        self.peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.tools.is_some())
+    }
+
     pub(crate) fn is_alive(&self) -> bool {
         !*self.done.borrow()
             && !self.peer.is_transport_closed()
@@ -150,9 +157,16 @@ impl Connection {
         {
             return r;
         }
+        self.describe_end()
+    }
+
+    fn describe_end(&self) -> String {
+        if self.was_closed_by_us() {
+            return "the host closed the connection (close() or remove_server())".to_owned();
+        }
         match self.child.as_ref().and_then(|c| c.exit_status()) {
             Some(s) => format!("the server process {}", describe_exit(s)),
-            None => "the server closed the connection".into(),
+            None => "the server closed the connection".to_owned(),
         }
     }
 
@@ -168,14 +182,7 @@ impl Connection {
         if let Some(child) = &self.child {
             child.shutdown(self.shutdown_grace).await;
         }
-        let reason = if self.was_closed_by_us() {
-            "closed".to_owned()
-        } else {
-            match self.child.as_ref().and_then(|c| c.exit_status()) {
-                Some(s) => format!("the server process {}", describe_exit(s)),
-                None => "the server closed the connection".to_owned(),
-            }
-        };
+        let reason = self.describe_end();
         *self.end_reason.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason.clone());
         self.done.send_replace(true);
         reason
@@ -347,9 +354,7 @@ async fn bounded<T>(
 }
 
 fn http_client(p: &ConnectParams) -> Result<reqwest::Client, ConnectFailure> {
-    p.http
-        .clone()
-        .ok_or_else(|| ConnectFailure::Failed("the HTTP client could not be initialised".into()))
+    p.http.clone().map_err(ConnectFailure::Failed)
 }
 
 /// A handshake failure of a stdio server, with what the user needs to fix it: whether the

@@ -19,8 +19,8 @@ pub enum McpError {
     #[error("could not connect to MCP server {server:?}: {reason}")]
     Connect { server: String, reason: String },
 
-    /// `operation` is e.g. `connect`, `tools/list`, `tools/call "echo"`.
-    #[error("MCP server {server:?} did not answer {operation} within {} ms", after.as_millis())]
+    /// `operation` is e.g. `the MCP handshake`, `tools/list`, `tools/call "echo"`.
+    #[error("MCP server {server:?}: {operation} timed out after {} ms", after.as_millis())]
     Timeout {
         server: String,
         operation: String,

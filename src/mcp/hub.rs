@@ -19,7 +19,7 @@ use std::time::Duration;
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
 use rmcp::ServiceError;
-use rmcp::model::{CallToolRequestParams, Tool};
+use rmcp::model::{CallToolRequestParams, ErrorCode, Tool};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
@@ -114,7 +114,7 @@ struct HubInner {
     opts: HubOptions,
     slots: RwLock<Vec<Arc<Slot>>>,
     closed: AtomicBool,
-    http: OnceLock<Option<reqwest::Client>>,
+    http: OnceLock<Result<reqwest::Client, String>>,
 }
 
 struct Slot {
@@ -274,17 +274,23 @@ impl McpHub {
             return Ok(tools);
         }
         let epoch = conn.tools.epoch();
-        tokio::select! {
-            r = conn.peer.list_all_tools() => match r {
-                Ok(tools) => {
-                    let tools = Arc::new(tools);
-                    conn.tools.store_if_current(epoch, tools.clone());
-                    Ok(tools)
-                }
-                Err(e) => Err(service_error(&slot, &conn, OP, e).await),
-            },
-            _ = sleep_until(deadline) => Err(timeout_error(&slot, OP, timeout)),
-        }
+        let listed = tokio::select! {
+            r = conn.peer.list_all_tools() => r,
+            _ = sleep_until(deadline) => return Err(timeout_error(&slot, OP, timeout)),
+        };
+        let tools = match listed {
+            Ok(tools) => tools,
+            // A server without the tools capability (prompts/resources only) has no tools.
+            Err(ServiceError::McpError(data))
+                if data.code == ErrorCode::METHOD_NOT_FOUND && !conn.declares_tools() =>
+            {
+                Vec::new()
+            }
+            Err(e) => return Err(service_error(&slot, &conn, OP, e).await),
+        };
+        let tools = Arc::new(tools);
+        conn.tools.store_if_current(epoch, tools.clone());
+        Ok(tools)
     }
 
     /// Calls a tool. Returns the MCP `CallToolResult` as JSON (`content`, `structuredContent`
@@ -387,12 +393,15 @@ impl McpHub {
             .ok_or_else(|| McpError::UnknownServer(id.to_owned()))
     }
 
-    fn http_client(&self) -> Option<reqwest::Client> {
+    /// One HTTP client (connection pool) for every HTTP/SSE server of the hub.
+    fn http_client(&self) -> Result<reqwest::Client, String> {
         self.inner
             .http
             .get_or_init(|| {
                 install_crypto_provider();
-                reqwest::Client::builder().build().ok()
+                reqwest::Client::builder()
+                    .build()
+                    .map_err(|e| format!("the HTTP client could not be initialised: {e}"))
             })
             .clone()
     }
@@ -425,7 +434,7 @@ impl McpHub {
             r = pending => r.map_err(|f| match f {
                 ConnectFailure::Timeout(after) => McpError::Timeout {
                     server: slot.id().to_owned(),
-                    operation: "connect".into(),
+                    operation: "the MCP handshake".into(),
                     after,
                 },
                 ConnectFailure::Cancelled => closed_error(slot),
@@ -460,7 +469,7 @@ impl McpHub {
             shutdown_grace: self.inner.opts.shutdown_grace,
             stderr: slot.stderr.clone(),
             http: match slot.config {
-                ServerConfig::Stdio { .. } => None,
+                ServerConfig::Stdio { .. } => Err("stdio servers do not use HTTP".into()),
                 _ => self.http_client(),
             },
         };

@@ -3,7 +3,8 @@
 //! Why this shape:
 //! - Providers accept `^[a-zA-Z0-9_-]{1,64}$`; every id built here matches it.
 //! - Readable: both segments are lowercase snake_case of the display names, with non-ASCII
-//!   transliterated (`北京天气` → `bei_jing_tian_qi`), so the model sees meaningful names.
+//!   transliterated (`北京天气` → `bei_jing_tian_qi`, emoji are named: `🚀` → `rocket`), so the
+//!   model sees meaningful names. A name with nothing transliterable becomes `server`/`tool`.
 //! - Collision-free: the digest is the first [`DIGEST_HEX_LEN`] hex chars of
 //!   `sha256(serverId + "\0" + toolName)` and is **always** appended. "Only when needed" would
 //!   make an id depend on which other tools exist; always appending keeps the id a pure function
@@ -190,10 +191,10 @@ mod tests {
         assert_eq!(readable(&id), "mcp__server__tool");
         let id = build_mcp_tool_wire_id("x", "", "");
         assert_eq!(readable(&id), "mcp__server__tool");
-        // Emoji either transliterate to words or fall back; either way the id is valid.
+        // deunicode names emoji, which is more readable than a fallback.
         let id = build_mcp_tool_wire_id("x", "🚀🔥", "🎉");
         assert!(valid(&id), "{id}");
-        assert!(wire_id_server_segment(&id).is_some());
+        assert_eq!(readable(&id), "mcp__rocket_fire__tada");
     }
 
     #[test]

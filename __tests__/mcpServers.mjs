@@ -1,0 +1,56 @@
+// Real MCP servers for the tests: the official reference servers installed as devDependencies,
+// and our own rmcp test server (examples/mcp_test_server.rs, built by `cargo test`).
+import { createRequire } from 'node:module'
+import { existsSync, mkdtempSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { tmpdir } from 'node:os'
+import { execFileSync } from 'node:child_process'
+
+const require = createRequire(import.meta.url)
+
+function binOf(pkg) {
+  const manifest = require.resolve(`${pkg}/package.json`)
+  const { bin } = require(manifest)
+  return join(dirname(manifest), typeof bin === 'string' ? bin : Object.values(bin)[0])
+}
+
+export function referenceServer(kind, id = kind, name = kind) {
+  const base = { id, name, type: 'stdio', command: process.execPath }
+  switch (kind) {
+    case 'everything':
+      return { ...base, args: [binOf('@modelcontextprotocol/server-everything'), 'stdio'] }
+    case 'memory':
+      return { ...base, args: [binOf('@modelcontextprotocol/server-memory')], env: { MEMORY_FILE_PATH: join(mkdtempSync(join(tmpdir(), 'toolreg-memory-')), 'memory.jsonl') } }
+    case 'filesystem': {
+      const root = mkdtempSync(join(tmpdir(), 'toolreg-fs-'))
+      return { ...base, args: [binOf('@modelcontextprotocol/server-filesystem'), root], root }
+    }
+    case 'github':
+      return { ...base, args: [binOf('@modelcontextprotocol/server-github')] }
+    default:
+      throw new Error(`unknown reference server ${kind}`)
+  }
+}
+
+const host = /^host: (.+)$/m.exec(execFileSync('rustc', ['-vV'], { encoding: 'utf8' }))[1]
+const testServerPath = new URL(`../target/${host}/debug/examples/mcp_test_server`, import.meta.url).pathname
+
+/** Our rmcp test server over stdio, with fault flags (see examples/mcp_test_server.rs). */
+export function testServer(id, args = [], name = id) {
+  if (!existsSync(testServerPath)) {
+    throw new Error(`${testServerPath} is missing: run \`npm test\` (cargo test builds it) or \`node scripts/cargo.mjs build --example mcp_test_server\``)
+  }
+  return { id, name, type: 'stdio', command: testServerPath, args: ['--transport', 'stdio', ...args] }
+}
+
+export { testServerPath }
+
+/** True when no process with this pid exists; a zombie (exited, not reaped) still counts as present. */
+export function processGone(pid) {
+  try {
+    process.kill(pid, 0)
+    return false
+  } catch {
+    return true
+  }
+}

@@ -1,0 +1,84 @@
+// MCP sync and connection benchmarks, with real servers over stdio:
+//  1. 20 configured servers (our rmcp test server), a selection on one of them: tools/list
+//     requests counted by the servers themselves, on a cold and on a warm cache.
+//  2. Warm sync of 500 selected tools (one server listing 500): p50 over many syncs.
+//  3. Cold start of 10 stdio servers (@modelcontextprotocol/server-everything from npm):
+//     parallel (what the sync does) against one after another.
+// Run: npm run build && node scripts/cargo.mjs build --example mcp_test_server && node bench/mcp.bench.mjs
+import { performance } from 'node:perf_hooks'
+import { existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { referenceServer, testServer, testServerPath } from '../__tests__/mcpServers.mjs'
+import { median, percentile } from './catalog.mjs'
+
+const require = createRequire(import.meta.url)
+const { McpHub, ToolRegistry, buildMcpToolWireId, syncMcpToolsToRegistry } = require('../index.js')
+
+if (!existsSync(testServerPath)) {
+  console.log(`mcp.bench: skipped — build the test server first: node scripts/cargo.mjs build --example mcp_test_server`)
+  process.exit(0)
+}
+
+const listCount = async (hub, id) => Number((await hub.callTool(id, 'list_count', {})).content[0].text)
+const fmt = (ms) => (ms >= 1 ? `${ms.toFixed(2)} ms` : `${(ms * 1000).toFixed(0)} µs`)
+
+// 1. Scoped sync over 20 servers.
+{
+  const servers = Array.from({ length: 20 }, (_, i) => testServer(`srv${i}`, ['--tools', '25'], `Server ${i}`))
+  const hub = new McpHub({ servers })
+  const registry = new ToolRegistry()
+  const selected = Array.from({ length: 25 }, (_, i) => buildMcpToolWireId({ serverId: 'srv7', serverName: 'Server 7', toolName: `gen_${String(i).padStart(5, '0')}` }))
+  const cold = await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: selected })
+  const afterCold = await listCount(hub, 'srv7')
+  const warm = await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: selected })
+  const afterWarm = await listCount(hub, 'srv7')
+  const started = hub.status().filter((s) => s.state !== 'idle').map((s) => s.id)
+  console.log('1. 20 configured servers, 25 tools selected on one')
+  console.log(`   cold sync: listed ${JSON.stringify(cold.listedServers)}, tools/list requests on srv7: ${afterCold}, servers ever started: ${JSON.stringify(started)}`)
+  console.log(`   warm sync: listed ${JSON.stringify(warm.listedServers)} from cache, further tools/list requests: ${afterWarm - afterCold}; registered ${warm.registered.length}`)
+  await hub.close()
+}
+
+// 2. Warm sync of 500 selected tools.
+{
+  const hub = new McpHub({ servers: [testServer('big', ['--tools', '500', '--page-size', '100'], 'Big')] })
+  const registry = new ToolRegistry()
+  const selected = Array.from({ length: 500 }, (_, i) => buildMcpToolWireId({ serverId: 'big', serverName: 'Big', toolName: `gen_${String(i).padStart(5, '0')}` }))
+  let t0 = performance.now()
+  await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: selected })
+  const coldMs = performance.now() - t0
+  for (let i = 0; i < 50; i++) await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: selected })
+  const times = []
+  for (let i = 0; i < 500; i++) {
+    t0 = performance.now()
+    await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: selected })
+    times.push(performance.now() - t0)
+  }
+  console.log('\n2. Sync of 500 selected tools (one server, 5 pages of 100)')
+  console.log(`   cold (spawn + initialize + list + register): ${fmt(coldMs)}`)
+  console.log(`   warm: p50 ${fmt(median(times))}, p90 ${fmt(percentile(times, 0.9))}, p99 ${fmt(percentile(times, 0.99))} (${registry.size} entries)`)
+  await hub.close()
+}
+
+// 3. Cold start of 10 stdio servers.
+{
+  const configs = (prefix) => Array.from({ length: 10 }, (_, i) => referenceServer('everything', `${prefix}${i}`))
+  const sequentialHub = new McpHub({ servers: configs('seq') })
+  let t0 = performance.now()
+  const single = []
+  for (const { id } of sequentialHub.servers) {
+    const s0 = performance.now()
+    await sequentialHub.listTools(id)
+    single.push(performance.now() - s0)
+  }
+  const sequentialMs = performance.now() - t0
+  await sequentialHub.close()
+  const parallelHub = new McpHub({ servers: configs('par') })
+  t0 = performance.now()
+  await Promise.all(parallelHub.servers.map(({ id }) => parallelHub.listTools(id)))
+  const parallelMs = performance.now() - t0
+  await parallelHub.close()
+  console.log('\n3. Cold start (spawn + initialize + tools/list) of 10 server-everything processes')
+  console.log(`   slowest single server: ${fmt(Math.max(...single))}, median single: ${fmt(median(single))}`)
+  console.log(`   sequential: ${fmt(sequentialMs)}; parallel: ${fmt(parallelMs)}; parallel/slowest-single ${(parallelMs / Math.max(...single)).toFixed(2)}×, sequential/parallel ${(sequentialMs / parallelMs).toFixed(2)}×`)
+}

@@ -1,0 +1,610 @@
+//! MCP server with deliberate faults, for toolreg's Rust and JS tests.
+//!
+//! ```text
+//! mcp_test_server [--transport stdio|http|sse] [--port N] [--tools N] [--page-size N]
+//!                 [--slow-start-ms N] [--hang-on-list] [--malformed[=noise|only|exit]]
+//!                 [--protocol 2024-11-05] [--name NAME] [--linger] [--ignore-sigterm]
+//!                 [--spawn-grandchild] [--no-tools]
+//! ```
+//! Every flag can also be given as an env var: `MCP_TEST_<FLAG>` (e.g. `MCP_TEST_TOOLS=10000`).
+//!
+//! - `stdio` (default) serves on stdin/stdout. `http`/`sse` bind 127.0.0.1 only and print
+//!   `LISTENING <port>` on stdout; both serve Streamable HTTP at `/mcp` and the legacy
+//!   2024-11-05 HTTP+SSE transport at `/sse` (+ `POST /messages?sessionId=`).
+//! - Tools: `echo {text}`, `add {a,b}` (with structuredContent), `slow {ms}` (honours
+//!   cancellation, counted by `cancelled_count`), `crash` (exits mid-call with status 3),
+//!   `big {mb}` (text of N MiB), `image` (a PNG content block), `toggle` (adds/removes tool
+//!   `toggled` and emits tools/list_changed), `storm {count}` (emits N list_changed),
+//!   `fail` (isError result), `stderr {text, repeat}`, `pid`, `grandchild_pid`, `list_count`
+//!   (tools/list requests answered), plus
+//!   `--tools N` generated tools `gen_00000`… served in pages of `--page-size` (100).
+//! - Faults: `--slow-start-ms` sleeps before serving; `--hang-on-list` never answers
+//!   tools/list (until cancelled); `--malformed` writes non-JSON lines on stdout before serving
+//!   (`only`: never serves, just garbage; `exit`: garbage then exit 1); `--protocol V` answers
+//!   `initialize` with version V only; `--linger` keeps running after stdin closes;
+//!   `--ignore-sigterm`; `--spawn-grandchild` starts a `sleep` child in the same group;
+//!   `--no-tools` declares no tools capability and answers tools/list "method not found".
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::{SinkExt, StreamExt};
+use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
+use hyper::body::Frame;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage, ContentBlock,
+    Implementation, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ServerCapabilities, ServerJsonRpcMessage, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+static CANCELLED: AtomicU64 = AtomicU64::new(0);
+/// tools/list requests served (pages count one each), so benchmarks can see the cache work.
+static LIST_REQUESTS: AtomicU64 = AtomicU64::new(0);
+static TOGGLED: AtomicBool = AtomicBool::new(false);
+static GRANDCHILD: Mutex<Option<u32>> = Mutex::new(None);
+
+/// 1x1 transparent PNG.
+const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+#[derive(Debug, Clone, Default)]
+struct Opts {
+    transport: String,
+    port: u16,
+    tools: usize,
+    page_size: usize,
+    slow_start_ms: u64,
+    hang_on_list: bool,
+    malformed: Option<String>,
+    protocol: Option<String>,
+    name: String,
+    linger: bool,
+    ignore_sigterm: bool,
+    spawn_grandchild: bool,
+    no_tools: bool,
+}
+
+fn parse_opts() -> Opts {
+    let mut flags: HashMap<String, String> = HashMap::new();
+    for (k, v) in std::env::vars() {
+        if let Some(flag) = k.strip_prefix("MCP_TEST_") {
+            flags.insert(flag.to_ascii_lowercase().replace('_', "-"), v);
+        }
+    }
+    let mut args = std::env::args().skip(1).peekable();
+    while let Some(arg) = args.next() {
+        let Some(flag) = arg.strip_prefix("--") else {
+            eprintln!("ignoring argument {arg:?}");
+            continue;
+        };
+        let (flag, value) = match flag.split_once('=') {
+            Some((f, v)) => (f.to_owned(), v.to_owned()),
+            None => {
+                let takes_value = !matches!(
+                    flag,
+                    "hang-on-list"
+                        | "malformed"
+                        | "linger"
+                        | "ignore-sigterm"
+                        | "spawn-grandchild"
+                        | "no-tools"
+                );
+                let v = if takes_value {
+                    args.next().unwrap_or_default()
+                } else {
+                    "1".to_owned()
+                };
+                (flag.to_owned(), v)
+            }
+        };
+        flags.insert(flag, value);
+    }
+    let num = |k: &str, d: u64| flags.get(k).and_then(|v| v.parse().ok()).unwrap_or(d);
+    let on = |k: &str| flags.get(k).is_some_and(|v| v != "0" && v != "false");
+    Opts {
+        transport: flags
+            .get("transport")
+            .cloned()
+            .unwrap_or_else(|| "stdio".into()),
+        port: num("port", 0) as u16,
+        tools: num("tools", 0) as usize,
+        page_size: num("page-size", 100).max(1) as usize,
+        slow_start_ms: num("slow-start-ms", 0),
+        hang_on_list: on("hang-on-list"),
+        malformed: flags.get("malformed").map(|v| match v.as_str() {
+            "1" | "" => "noise".to_owned(),
+            other => other.to_owned(),
+        }),
+        protocol: flags.get("protocol").cloned(),
+        name: flags
+            .get("name")
+            .cloned()
+            .unwrap_or_else(|| "toolreg-test-server".into()),
+        linger: on("linger"),
+        ignore_sigterm: on("ignore-sigterm"),
+        spawn_grandchild: on("spawn-grandchild"),
+        no_tools: on("no-tools"),
+    }
+}
+
+#[derive(Clone)]
+struct TestServer {
+    opts: Arc<Opts>,
+}
+
+fn schema(v: Value) -> Arc<JsonObject> {
+    match v {
+        Value::Object(m) => Arc::new(m),
+        _ => unreachable!(),
+    }
+}
+
+fn obj_schema(props: Value, required: &[&str]) -> Arc<JsonObject> {
+    schema(json!({ "type": "object", "properties": props, "required": required }))
+}
+
+impl TestServer {
+    /// Built once: a 10,000-tool catalog is re-served on every page.
+    fn generated(&self) -> &'static [Tool] {
+        static GENERATED: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
+        GENERATED.get_or_init(|| {
+            let schema = obj_schema(json!({"q": {"type": "string"}}), &[]);
+            (0..self.opts.tools)
+                .map(|i| {
+                    Tool::new(
+                        format!("gen_{i:05}"),
+                        format!("Generated tool number {i}"),
+                        schema.clone(),
+                    )
+                })
+                .collect()
+        })
+    }
+
+    fn all_tools(&self) -> Vec<Tool> {
+        let mut tools = vec![
+            Tool::new(
+                "echo",
+                "Echo the text back",
+                obj_schema(json!({"text": {"type": "string"}}), &["text"]),
+            ),
+            Tool::new(
+                "add",
+                "Add two numbers",
+                obj_schema(
+                    json!({"a": {"type": "number"}, "b": {"type": "number"}}),
+                    &["a", "b"],
+                ),
+            ),
+            Tool::new(
+                "slow",
+                "Sleep for ms milliseconds (cancellable)",
+                obj_schema(json!({"ms": {"type": "integer"}}), &["ms"]),
+            ),
+            Tool::new(
+                "cancelled_count",
+                "How many slow calls were cancelled",
+                obj_schema(json!({}), &[]),
+            ),
+            Tool::new(
+                "list_count",
+                "How many tools/list requests this server has answered",
+                obj_schema(json!({}), &[]),
+            ),
+            Tool::new(
+                "crash",
+                "Exit the process mid-call",
+                obj_schema(json!({}), &[]),
+            ),
+            Tool::new(
+                "big",
+                "Return mb MiB of text",
+                obj_schema(json!({"mb": {"type": "number"}}), &["mb"]),
+            ),
+            Tool::new("image", "Return an image", obj_schema(json!({}), &[])),
+            Tool::new(
+                "toggle",
+                "Add or remove the tool `toggled` and notify",
+                obj_schema(json!({}), &[]),
+            ),
+            Tool::new(
+                "storm",
+                "Emit count tools/list_changed notifications",
+                obj_schema(json!({"count": {"type": "integer"}}), &["count"]),
+            ),
+            Tool::new(
+                "fail",
+                "Return an isError result",
+                obj_schema(json!({}), &[]),
+            ),
+            Tool::new(
+                "stderr",
+                "Write text to stderr repeat times",
+                obj_schema(
+                    json!({"text": {"type": "string"}, "repeat": {"type": "integer"}}),
+                    &["text"],
+                ),
+            ),
+            Tool::new(
+                "pid",
+                "Process id of the server",
+                obj_schema(json!({}), &[]),
+            ),
+            Tool::new(
+                "grandchild_pid",
+                "Pid of the child started by --spawn-grandchild",
+                obj_schema(json!({}), &[]),
+            ),
+        ];
+        if TOGGLED.load(Ordering::SeqCst) {
+            tools.push(Tool::new(
+                "toggled",
+                "Exists while toggled on",
+                obj_schema(json!({}), &[]),
+            ));
+        }
+        tools.extend(self.generated().iter().cloned());
+        tools
+    }
+}
+
+fn text(t: impl Into<String>) -> CallToolResponse {
+    CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text(t)]))
+}
+
+impl ServerHandler for TestServer {
+    fn get_info(&self) -> InitializeResult {
+        let capabilities = if self.opts.no_tools {
+            ServerCapabilities::builder().enable_prompts().build()
+        } else {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build()
+        };
+        let mut info = InitializeResult::new(capabilities)
+            .with_server_info(Implementation::new(self.opts.name.clone(), "0.1.0"));
+        if let Some(v) = &self.opts.protocol {
+            info = info.with_protocol_version(protocol(v));
+        }
+        info
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        match &self.opts.protocol {
+            Some(v) => Cow::Owned(vec![protocol(v)]),
+            None => Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS),
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        if self.opts.no_tools {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::ListToolsRequestMethod,
+            >());
+        }
+        LIST_REQUESTS.fetch_add(1, Ordering::SeqCst);
+        if self.opts.hang_on_list {
+            context.ct.cancelled().await;
+            eprintln!("list_tools: cancelled by the client");
+            return Err(ErrorData::internal_error("cancelled", None));
+        }
+        let all = self.all_tools();
+        let start = request
+            .and_then(|r| r.cursor)
+            .and_then(|c| c.parse::<usize>().ok())
+            .unwrap_or(0)
+            .min(all.len());
+        let end = (start + self.opts.page_size).min(all.len());
+        let mut result = ListToolsResult::with_all_items(all[start..end].to_vec());
+        result.next_cursor = (end < all.len()).then(|| end.to_string());
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        let num = |k: &str| args.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+        match request.name.as_ref() {
+            "echo" => Ok(text(
+                args.get("text").and_then(Value::as_str).unwrap_or_default(),
+            )),
+            "add" => {
+                let sum = num("a") + num("b");
+                let mut r = CallToolResult::success(vec![ContentBlock::text(sum.to_string())]);
+                r.structured_content = Some(json!({ "sum": sum }));
+                Ok(CallToolResponse::Complete(r))
+            }
+            "slow" => {
+                let ms = num("ms") as u64;
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(ms)) => Ok(text(format!("slept {ms} ms"))),
+                    _ = context.ct.cancelled() => {
+                        CANCELLED.fetch_add(1, Ordering::SeqCst);
+                        eprintln!("slow: cancelled by the client");
+                        Err(ErrorData::internal_error("cancelled", None))
+                    }
+                }
+            }
+            "cancelled_count" => Ok(text(CANCELLED.load(Ordering::SeqCst).to_string())),
+            "list_count" => Ok(text(LIST_REQUESTS.load(Ordering::SeqCst).to_string())),
+            "crash" => {
+                eprintln!("crash: exiting mid-call");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                std::process::exit(3);
+            }
+            "big" => {
+                let bytes = (num("mb") * 1024.0 * 1024.0) as usize;
+                Ok(text("x".repeat(bytes)))
+            }
+            "image" => Ok(CallToolResponse::Complete(CallToolResult::success(vec![
+                ContentBlock::text("a pixel"),
+                ContentBlock::image(PNG_1X1, "image/png"),
+            ]))),
+            "toggle" => {
+                let now = !TOGGLED.fetch_xor(true, Ordering::SeqCst);
+                let _ = context.peer.notify_tool_list_changed().await;
+                Ok(text(if now { "on" } else { "off" }))
+            }
+            "storm" => {
+                let count = num("count") as u64;
+                for _ in 0..count {
+                    let _ = context.peer.notify_tool_list_changed().await;
+                }
+                Ok(text(format!("sent {count}")))
+            }
+            "fail" => Ok(CallToolResponse::Complete(CallToolResult::error(vec![
+                ContentBlock::text("this tool always fails"),
+            ]))),
+            "stderr" => {
+                let t = args.get("text").and_then(Value::as_str).unwrap_or_default();
+                let repeat = args.get("repeat").and_then(Value::as_u64).unwrap_or(1);
+                let mut err = std::io::stderr().lock();
+                for _ in 0..repeat {
+                    let _ = writeln!(err, "{t}");
+                }
+                Ok(text("written"))
+            }
+            "pid" => Ok(text(std::process::id().to_string())),
+            "grandchild_pid" => Ok(text(
+                GRANDCHILD
+                    .lock()
+                    .unwrap()
+                    .map(|p| p.to_string())
+                    .unwrap_or_default(),
+            )),
+            "toggled" if TOGGLED.load(Ordering::SeqCst) => Ok(text("toggled")),
+            name if name.starts_with("gen_") => Ok(text(name.to_owned())),
+            other => Err(ErrorData::invalid_params(
+                format!("tool not found: {other}"),
+                None,
+            )),
+        }
+    }
+}
+
+fn protocol(v: &str) -> ProtocolVersion {
+    serde_json::from_value(json!(v)).expect("protocol version string")
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let opts = parse_opts();
+    eprintln!(
+        "mcp_test_server starting: transport={} pid={}",
+        opts.transport,
+        std::process::id()
+    );
+    #[cfg(unix)]
+    if opts.ignore_sigterm {
+        // SAFETY: installing SIG_IGN has no preconditions.
+        unsafe {
+            libc::signal(libc::SIGTERM, libc::SIG_IGN);
+        }
+    }
+    if opts.spawn_grandchild {
+        let child = std::process::Command::new("sleep").arg("1000").spawn()?;
+        *GRANDCHILD.lock().unwrap() = Some(child.id());
+    }
+    if opts.slow_start_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(opts.slow_start_ms)).await;
+    }
+    let server = TestServer {
+        opts: Arc::new(opts.clone()),
+    };
+    match opts.transport.as_str() {
+        "stdio" => run_stdio(server, &opts).await?,
+        "http" | "sse" | "streamableHttp" => run_http(server, &opts).await?,
+        other => return Err(format!("unknown transport {other:?}").into()),
+    }
+    if opts.linger {
+        eprintln!("lingering after stdin closed");
+        loop {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+        }
+    }
+    Ok(())
+}
+
+async fn run_stdio(server: TestServer, opts: &Opts) -> Result<(), Box<dyn std::error::Error>> {
+    if let Some(mode) = &opts.malformed {
+        let mut out = std::io::stdout().lock();
+        for line in [
+            &b"this is not json"[..],
+            b"{\"jsonrpc\":\"2.0\",\"id\":",
+            b"\x00\x01\x02 binary junk \xff\xfe",
+            b"Starting server... please wait",
+        ] {
+            out.write_all(line)?;
+            out.write_all(b"\n")?;
+        }
+        out.flush()?;
+        drop(out);
+        match mode.as_str() {
+            "exit" => {
+                eprintln!("fatal: malformed mode exit");
+                std::process::exit(1);
+            }
+            "only" => {
+                // Keep printing garbage until stdin closes; never speak MCP.
+                let mut stdin = tokio::io::stdin();
+                let mut buf = [0u8; 1024];
+                loop {
+                    tokio::select! {
+                        r = tokio::io::AsyncReadExt::read(&mut stdin, &mut buf) => {
+                            if matches!(r, Ok(0) | Err(_)) { return Ok(()); }
+                        }
+                        _ = tokio::time::sleep(Duration::from_millis(100)) => {
+                            println!("garbage {{{{ not json");
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let running = server.serve(rmcp::transport::stdio()).await?;
+    running.waiting().await?;
+    Ok(())
+}
+
+type Body = BoxBody<Bytes, Infallible>;
+type Sessions =
+    Arc<Mutex<HashMap<String, futures::channel::mpsc::UnboundedSender<ClientJsonRpcMessage>>>>;
+
+async fn run_http(server: TestServer, _opts: &Opts) -> Result<(), Box<dyn std::error::Error>> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", server.opts.port)).await?;
+    println!("LISTENING {}", listener.local_addr()?.port());
+    std::io::stdout().flush()?;
+    let factory_server = server.clone();
+    let streamable = StreamableHttpService::new(
+        move || Ok(factory_server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let sessions: Sessions = Arc::default();
+    let next_session = Arc::new(AtomicU64::new(1));
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let streamable = streamable.clone();
+        let sessions = sessions.clone();
+        let next_session = next_session.clone();
+        let server = server.clone();
+        tokio::spawn(async move {
+            let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                let streamable = streamable.clone();
+                let sessions = sessions.clone();
+                let next_session = next_session.clone();
+                let server = server.clone();
+                async move {
+                    let resp = match (req.method(), req.uri().path()) {
+                        (_, "/mcp") => streamable.handle(req).await,
+                        (&Method::GET, "/sse") => {
+                            let id = next_session.fetch_add(1, Ordering::SeqCst).to_string();
+                            sse_session(server, sessions, id)
+                        }
+                        (&Method::POST, "/messages") => post_message(req, sessions).await,
+                        _ => plain(StatusCode::NOT_FOUND, "not found"),
+                    };
+                    Ok::<_, Infallible>(resp)
+                }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), svc)
+                .await;
+        });
+    }
+}
+
+fn plain(status: StatusCode, body: &'static str) -> Response<Body> {
+    let mut r = Response::new(Full::new(Bytes::from_static(body.as_bytes())).boxed());
+    *r.status_mut() = status;
+    r
+}
+
+/// Removes the session when the client's event stream goes away, which ends its server.
+struct SessionGuard(Sessions, String);
+
+impl Drop for SessionGuard {
+    fn drop(&mut self) {
+        self.0.lock().unwrap().remove(&self.1);
+    }
+}
+
+/// Legacy transport: an event stream whose first event names the POST endpoint.
+fn sse_session(server: TestServer, sessions: Sessions, id: String) -> Response<Body> {
+    let (to_client, from_server) = futures::channel::mpsc::unbounded::<ServerJsonRpcMessage>();
+    let (to_server, from_client) = futures::channel::mpsc::unbounded::<ClientJsonRpcMessage>();
+    sessions.lock().unwrap().insert(id.clone(), to_server);
+    tokio::spawn(async move {
+        let sink = to_client.sink_map_err(|e| std::io::Error::other(e.to_string()));
+        if let Ok(running) = server.serve((sink, from_client)).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let guard = SessionGuard(sessions, id.clone());
+    let endpoint = futures::stream::once(async move {
+        format!("event: endpoint\ndata: /messages?sessionId={id}\n\n")
+    });
+    let messages = from_server.map(move |msg| {
+        let _keep = &guard;
+        let data = serde_json::to_string(&msg).unwrap_or_default();
+        format!("event: message\ndata: {data}\n\n")
+    });
+    let frames = endpoint
+        .chain(messages)
+        .map(|s| Ok::<_, Infallible>(Frame::data(Bytes::from(s))));
+    let mut r = Response::new(BodyExt::boxed(StreamBody::new(frames)));
+    r.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("text/event-stream"),
+    );
+    r.headers_mut().insert(
+        hyper::header::CACHE_CONTROL,
+        hyper::header::HeaderValue::from_static("no-cache"),
+    );
+    r
+}
+
+async fn post_message(req: Request<hyper::body::Incoming>, sessions: Sessions) -> Response<Body> {
+    let session = req
+        .uri()
+        .query()
+        .unwrap_or_default()
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("sessionId="))
+        .unwrap_or_default()
+        .to_owned();
+    let Some(tx) = sessions.lock().unwrap().get(&session).cloned() else {
+        return plain(StatusCode::NOT_FOUND, "unknown session");
+    };
+    let Ok(body) = req.into_body().collect().await else {
+        return plain(StatusCode::BAD_REQUEST, "unreadable body");
+    };
+    let Ok(msg) = serde_json::from_slice::<ClientJsonRpcMessage>(&body.to_bytes()) else {
+        return plain(StatusCode::BAD_REQUEST, "invalid JSON-RPC message");
+    };
+    if tx.unbounded_send(msg).is_err() {
+        return plain(StatusCode::GONE, "session ended");
+    }
+    plain(StatusCode::ACCEPTED, "Accepted")
+}

@@ -1,0 +1,104 @@
+'use strict'
+
+const native = require('../../binding.js')
+const { callNative, fromNative, invalidArgument } = require('../errors')
+
+const DEFAULT_LIST_TIMEOUT_MS = 30_000
+const DEFAULT_CALL_TIMEOUT_MS = 60_000
+
+let nextCallId = 1
+
+async function awaitNative(promise) {
+  try {
+    return await promise
+  } catch (error) {
+    throw fromNative(error)
+  }
+}
+
+function checkConfig(config, index) {
+  const where = index === undefined ? 'server' : `servers[${index}]`
+  if (config === null || typeof config !== 'object') throw invalidArgument(where, 'expected a server config object')
+  return JSON.stringify(config)
+}
+
+/**
+ * Real MCP client connections, owned by the Rust core (rmcp): stdio child processes,
+ * Streamable HTTP and legacy HTTP+SSE servers. Connections open lazily on first use; tool
+ * lists are cached until the server says they changed; child stderr is captured.
+ */
+class McpHub {
+  #native
+  /** serverId → { version, tools }: parsed once per server-side list version. */
+  #tools = new Map()
+
+  /**
+   * @param {{ servers?: object[], connectTimeoutMs?: number }} [options]
+   */
+  constructor(options = {}) {
+    const servers = options.servers ?? []
+    if (!Array.isArray(servers)) throw invalidArgument('servers', 'expected an array of server configs')
+    const json = `[${servers.map((s, i) => checkConfig(s, i)).join(',')}]`
+    this.#native = callNative(() => new native.NativeMcpHub(json, options.connectTimeoutMs))
+  }
+
+  addServer(config) {
+    const json = checkConfig(config)
+    callNative(() => this.#native.addServer(json))
+  }
+
+  /** Closes the server's connection (no child process remains) and forgets it. */
+  async removeServer(id) {
+    this.#tools.delete(id)
+    return awaitNative(this.#native.removeServer(id))
+  }
+
+  /** `[{ id, name, transport }]` in configuration order. */
+  get servers() {
+    return this.#native.servers()
+  }
+
+  /** The tools the server lists (all pages), from the cache when nothing changed. */
+  async listTools(serverId, { timeoutMs = DEFAULT_LIST_TIMEOUT_MS } = {}) {
+    const known = this.#tools.get(serverId)
+    const listing = await awaitNative(this.#native.listTools(serverId, timeoutMs, known?.version))
+    if (listing.toolsJson == null && known) return known.tools
+    const tools = JSON.parse(listing.toolsJson)
+    this.#tools.set(serverId, { version: listing.version, tools })
+    return tools
+  }
+
+  /**
+   * Calls a tool; resolves to the MCP `CallToolResult` (`{ content, structuredContent?, isError }`).
+   * A timeout or an aborted `signal` cancels the request on the server too.
+   */
+  async callTool(serverId, name, args = {}, { timeoutMs = DEFAULT_CALL_TIMEOUT_MS, signal } = {}) {
+    const callId = nextCallId++
+    const cancel = () => this.#native.cancelCall(callId)
+    if (signal?.aborted) cancel()
+    signal?.addEventListener('abort', cancel, { once: true })
+    try {
+      return JSON.parse(await awaitNative(this.#native.callTool(serverId, name, JSON.stringify(args ?? {}), timeoutMs, callId)))
+    } finally {
+      signal?.removeEventListener('abort', cancel)
+    }
+  }
+
+  /** Each server's state, last error, cached tool count, protocol version, pid and stderr tail. */
+  status() {
+    return JSON.parse(this.#native.status())
+  }
+
+  /** Servers that may own these wire ids, decided from the ids alone (nothing is listed). */
+  serversForToolIds(toolIds) {
+    return this.#native.serversForWireIds([...toolIds])
+  }
+
+  /** Closes every connection and waits for child processes to exit. */
+  async close() {
+    this.#tools.clear()
+    await awaitNative(this.#native.close())
+  }
+}
+
+module.exports = { McpHub, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_LIST_TIMEOUT_MS }

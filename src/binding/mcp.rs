@@ -1,0 +1,220 @@
+//! The MCP hub for JS. Tool lists cross as JSON with a version number, so a warm sync that
+//! already holds the current list pays one small call per server and no parsing.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use serde_json::{Map, Value};
+
+use crate::mcp::{CancellationToken, HubOptions, McpError, McpHub, McpTool, ServerConfig, wire_id};
+
+fn mcp_error(err: McpError) -> napi::Error {
+    napi::Error::new(Status::GenericFailure, format!("[{}] {}", err.code(), err))
+}
+
+fn invalid_config(reason: impl std::fmt::Display) -> napi::Error {
+    mcp_error(McpError::InvalidConfig(reason.to_string()))
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section is a single map operation, so a poisoned lock holds no torn state.
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[napi(object)]
+pub struct McpServerInfo {
+    pub id: String,
+    pub name: String,
+    pub transport: String,
+}
+
+#[napi(object)]
+pub struct McpToolListing {
+    /// Changes whenever the server's list changes (a relist after `list_changed`, a reconnect).
+    pub version: u32,
+    /// The tools as JSON; absent when the caller already holds `version`.
+    pub tools_json: Option<String>,
+}
+
+struct Listing {
+    tools: Arc<Vec<McpTool>>,
+    version: u32,
+}
+
+#[napi]
+pub struct NativeMcpHub {
+    hub: McpHub,
+    /// In-flight calls by the caller's id; an entry may be created by `cancel_call` first.
+    calls: Arc<Mutex<HashMap<u32, CancellationToken>>>,
+    listings: Arc<Mutex<HashMap<String, Listing>>>,
+    next_version: Arc<AtomicU32>,
+}
+
+#[napi]
+impl NativeMcpHub {
+    #[napi(constructor)]
+    pub fn new(servers_json: String, connect_timeout_ms: Option<u32>) -> Result<Self> {
+        let servers: Vec<ServerConfig> =
+            serde_json::from_str(&servers_json).map_err(invalid_config)?;
+        let mut options = HubOptions::default();
+        if let Some(ms) = connect_timeout_ms {
+            options.connect_timeout = Duration::from_millis(u64::from(ms));
+        }
+        Ok(NativeMcpHub {
+            hub: McpHub::with_options(servers, options).map_err(mcp_error)?,
+            calls: Arc::default(),
+            listings: Arc::default(),
+            next_version: Arc::new(AtomicU32::new(1)),
+        })
+    }
+
+    #[napi]
+    pub fn add_server(&self, config_json: String) -> Result<()> {
+        let config: ServerConfig = serde_json::from_str(&config_json).map_err(invalid_config)?;
+        self.hub.add_server(config).map_err(mcp_error)
+    }
+
+    #[napi]
+    pub async fn remove_server(&self, id: String) -> bool {
+        lock(&self.listings).remove(&id);
+        self.hub.clone().remove_server(&id).await
+    }
+
+    #[napi]
+    pub fn servers(&self) -> Vec<McpServerInfo> {
+        self.hub
+            .server_ids()
+            .into_iter()
+            .filter_map(|id| self.hub.config_of(&id))
+            .map(|config| McpServerInfo {
+                id: config.id().to_owned(),
+                name: config.name().to_owned(),
+                transport: config.transport().to_owned(),
+            })
+            .collect()
+    }
+
+    #[napi]
+    pub fn servers_for_wire_ids(&self, wire_ids: Vec<String>) -> Vec<String> {
+        self.hub
+            .servers_for_wire_ids(wire_ids.iter().map(String::as_str))
+    }
+
+    #[napi]
+    pub async fn list_tools(
+        &self,
+        server_id: String,
+        timeout_ms: u32,
+        known_version: Option<u32>,
+    ) -> Result<McpToolListing> {
+        let hub = self.hub.clone();
+        let tools = hub
+            .list_tools(&server_id, Duration::from_millis(u64::from(timeout_ms)))
+            .await
+            .map_err(mcp_error)?;
+        let version = {
+            let mut listings = lock(&self.listings);
+            match listings.get(&server_id) {
+                Some(known) if Arc::ptr_eq(&known.tools, &tools) => known.version,
+                _ => {
+                    let version = self.next_version.fetch_add(1, Ordering::Relaxed);
+                    listings.insert(
+                        server_id,
+                        Listing {
+                            tools: tools.clone(),
+                            version,
+                        },
+                    );
+                    version
+                }
+            }
+        };
+        let tools_json = if known_version == Some(version) {
+            None
+        } else {
+            Some(serde_json::to_string(&*tools).map_err(|e| Error::from_reason(e.to_string()))?)
+        };
+        Ok(McpToolListing {
+            version,
+            tools_json,
+        })
+    }
+
+    /// Resolves to the `CallToolResult` as JSON. `call_id` lets `cancel_call` abort it.
+    #[napi]
+    pub async fn call_tool(
+        &self,
+        server_id: String,
+        name: String,
+        args_json: String,
+        timeout_ms: u32,
+        call_id: u32,
+    ) -> Result<String> {
+        let args = match serde_json::from_str::<Value>(&args_json) {
+            Ok(Value::Object(map)) => map,
+            Ok(Value::Null) => Map::new(),
+            Ok(other) => {
+                return Err(mcp_error(McpError::InvalidConfig(format!(
+                    "tool arguments must be a JSON object, got {other}"
+                ))));
+            }
+            Err(e) => {
+                return Err(Error::from_reason(format!(
+                    "tool arguments are not JSON: {e}"
+                )));
+            }
+        };
+        let token = lock(&self.calls).entry(call_id).or_default().clone();
+        let result = self
+            .hub
+            .clone()
+            .call_tool(
+                &server_id,
+                &name,
+                args,
+                Duration::from_millis(u64::from(timeout_ms)),
+                Some(token),
+            )
+            .await;
+        lock(&self.calls).remove(&call_id);
+        let value = result.map_err(mcp_error)?;
+        serde_json::to_string(&value).map_err(|e| Error::from_reason(e.to_string()))
+    }
+
+    /// Cancels an in-flight call (or one about to start); the server gets `notifications/cancelled`.
+    #[napi]
+    pub fn cancel_call(&self, call_id: u32) {
+        lock(&self.calls).entry(call_id).or_default().cancel();
+    }
+
+    /// Every server's state as JSON (`[{ id, name, transport, state, lastError, ... }]`).
+    #[napi]
+    pub fn status(&self) -> Result<String> {
+        serde_json::to_string(&self.hub.status()).map_err(|e| Error::from_reason(e.to_string()))
+    }
+
+    #[napi]
+    pub async fn close(&self) {
+        lock(&self.listings).clear();
+        self.hub.clone().close().await;
+    }
+}
+
+#[napi]
+pub fn build_mcp_tool_wire_id(server_id: String, server_name: String, tool_name: String) -> String {
+    wire_id::build_mcp_tool_wire_id(&server_id, &server_name, &tool_name)
+}
+
+#[napi]
+pub fn mcp_server_segment(server_name: String) -> String {
+    wire_id::server_segment(&server_name)
+}
+
+#[napi]
+pub fn mcp_wire_id_server_segment(wire_id: String) -> Option<String> {
+    wire_id::wire_id_server_segment(&wire_id).map(str::to_owned)
+}
