@@ -285,3 +285,38 @@ export declare const MIN_AUTO_DEFER_COUNT: number
 export declare const META_TOOLS_OVERHEAD_TOKENS: number
 export declare const DEFER_THRESHOLD_PCT: number
 export declare const FALLBACK_CONTEXT_WINDOW: number
+
+// ---------------------------------------------------------------------------------------------
+// Search: bulk registration and hybrid (words + embeddings) search. (Merged into the
+// declarations above: interface + class of the same name.)
+
+export interface ToolRegistryOptions {
+  /** An AI SDK embedding model; turns on hybrid search (vectors via `embedMany`). */
+  embeddingModel?: import('ai').EmbeddingModel
+  /** Or a plain embedder: one vector per text, in order. */
+  embed?: (texts: string[]) => Promise<number[][]>
+  /** Texts per embedder call when embedding registered tools (default 64). */
+  embedBatchSize?: number
+}
+
+export interface EmbeddingStats {
+  enabled: boolean
+  /** Tools with a vector. */
+  ready: number
+  /** Tools waiting for one. */
+  pending: number
+  /** Vector length (0 before the first vector). */
+  dimensions: number
+}
+
+export interface ToolRegistry {
+  /** `register` for many entries in one native call; all are checked before any is added. */
+  registerMany(entries: Iterable<ToolEntry>): void
+  /** `search`, fused with the embedding ranking when the registry has an embedder. */
+  searchAsync(query: string, opts?: SearchOptions): Promise<SearchResult[]>
+  /** Resolves when every tool has a vector, or when the last embedding attempt failed. */
+  embeddingsReady(): Promise<void>
+  readonly embeddingStats: EmbeddingStats
+  /** Whether the registry has an embedder. */
+  readonly hybrid: boolean
+}

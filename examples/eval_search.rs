@@ -27,7 +27,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use toolreg::search::{SearchDoc, SearchIndex, SearchOptions, Tuning, tokenize};
+use toolreg::registry::{Defer, EntrySpec, Registry};
+use toolreg::search::{SearchDoc, SearchIndex, SearchOptions, Tuning, embedding_text, tokenize};
 
 // ---------------------------------------------------------------------------------------------
 // Data model
@@ -371,6 +372,136 @@ impl Retriever for Ours {
             .expect("bm25 never fails")
             .into_iter()
             .map(|h| self.ids[&h.name])
+            .collect()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dense and hybrid systems (when `scripts/embed_eval.py` has computed the embeddings)
+
+/// Embeddings of one set: tool rows then query rows, unit length (all-MiniLM-L6-v2).
+struct Embeddings {
+    dim: usize,
+    tools: Vec<Vec<f32>>,
+    queries: HashMap<String, Vec<f32>>,
+}
+
+fn embedding_dir() -> PathBuf {
+    std::env::var("TOOLREG_EMBEDDINGS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/eval-embeddings"))
+}
+
+/// What `scripts/embed_eval.py` embeds for a set: each tool's `embedding_text` (the text the
+/// registry hands the host's embedder), then each query.
+fn embedding_texts(set: &DataSet) -> Value {
+    let tools: Vec<String> = set
+        .tools
+        .iter()
+        .map(|t| embedding_text(&t.name, &t.label, &t.description))
+        .collect();
+    let queries: Vec<&str> = set.queries.iter().map(|q| q.text.as_str()).collect();
+    json!({ "tools": tools, "queries": queries })
+}
+
+fn export_texts(sets: &[DataSet], dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    for set in sets {
+        let path = dir.join(format!("{}.texts.json", set.name));
+        std::fs::write(&path, embedding_texts(set).to_string())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        println!("wrote {}", path.display());
+    }
+}
+
+/// The set's embeddings, if computed for exactly the current texts.
+fn load_embeddings(set: &DataSet, dir: &Path) -> Option<Embeddings> {
+    let texts = std::fs::read_to_string(dir.join(format!("{}.texts.json", set.name))).ok()?;
+    if serde_json::from_str::<Value>(&texts).ok()? != embedding_texts(set) {
+        println!(
+            "{}: embeddings are for other texts; rerun --export-texts and embed_eval.py",
+            set.name
+        );
+        return None;
+    }
+    let bytes = std::fs::read(dir.join(format!("{}.f32", set.name))).ok()?;
+    let rows = set.tools.len() + set.queries.len();
+    let floats: Vec<f32> = bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+        .collect();
+    if rows == 0 || !floats.len().is_multiple_of(rows) {
+        return None;
+    }
+    let dim = floats.len() / rows;
+    let mut chunks = floats.chunks_exact(dim).map(<[f32]>::to_vec);
+    let tools: Vec<Vec<f32>> = chunks.by_ref().take(set.tools.len()).collect();
+    let queries = set
+        .queries
+        .iter()
+        .map(|q| q.text.clone())
+        .zip(chunks)
+        .collect();
+    Some(Embeddings {
+        dim,
+        tools,
+        queries,
+    })
+}
+
+/// Dense retrieval alone: cosine similarity of query and tool embeddings, brute force.
+struct Dense<'a> {
+    emb: &'a Embeddings,
+}
+
+impl Retriever for Dense<'_> {
+    fn top(&self, query: &str, k: usize) -> Vec<usize> {
+        let q = &self.emb.queries[query];
+        let mut scored: Vec<(f32, usize)> = self
+            .emb
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.iter().zip(q).map(|(a, b)| a * b).sum(), i))
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        scored.into_iter().take(k).map(|(_, i)| i).collect()
+    }
+}
+
+/// `SearchIndex::search_hybrid` with every tool's vector stored, as the registry does once
+/// the host's embedder has run.
+struct Hybrid<'a> {
+    ours: Ours,
+    emb: &'a Embeddings,
+}
+
+impl<'a> Hybrid<'a> {
+    fn build(tools: &[Tool], tuning: Tuning, emb: &'a Embeddings) -> Self {
+        let mut ours = Ours::build(tools, tuning);
+        ours.index.enable_vectors();
+        assert_eq!(emb.tools.len(), tools.len());
+        for (t, v) in tools.iter().zip(&emb.tools) {
+            let text = embedding_text(&t.name, &t.label, &t.description);
+            assert!(ours.index.set_vector(&t.name, &text, v).expect("dim"));
+        }
+        assert_eq!(ours.index.vector_stats().dim, emb.dim);
+        Hybrid { ours, emb }
+    }
+}
+
+impl Retriever for Hybrid<'_> {
+    fn top(&self, query: &str, k: usize) -> Vec<usize> {
+        let opts = SearchOptions {
+            limit: k,
+            ..Default::default()
+        };
+        self.ours
+            .index
+            .search_hybrid(query, Some(&self.emb.queries[query]), &opts)
+            .expect("hybrid")
+            .into_iter()
+            .map(|h| self.ours.ids[&h.name])
             .collect()
     }
 }
@@ -805,6 +936,11 @@ fn parse_tuning(spec: &str) -> Tuning {
             "req" => t.request_word_weight = x,
             "qtf" => t.query_tf_exponent = x,
             "minrel" => t.min_relative_score = x,
+            "rrfk" => t.rrf_k = x,
+            "dense" => t.dense_weight = x,
+            "depth" => t.fusion_depth = x as usize,
+            "minsim" => t.dense_min_similarity = x,
+            "alpha" => t.score_fusion = x,
             _ if k.starts_with('w') => t.weights[k[1..].parse::<usize>().expect("field")] = x,
             _ if k.starts_with('b') => t.b[k[1..].parse::<usize>().expect("field")] = x,
             _ => panic!("unknown knob {k}"),
@@ -826,6 +962,9 @@ struct Args {
     try_specs: Option<String>,
     depth: bool,
     dump: Option<String>,
+    speed: Option<String>,
+    export_texts: Option<String>,
+    fusion: Option<String>,
 }
 
 fn parse_args() -> Args {
@@ -837,6 +976,9 @@ fn parse_args() -> Args {
         try_specs: None,
         depth: false,
         dump: None,
+        speed: None,
+        export_texts: None,
+        fusion: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -847,11 +989,136 @@ fn parse_args() -> Args {
             "--tuning" => args.tuning = parse_tuning(&it.next().unwrap_or_default()),
             "--try" => args.try_specs = it.next(),
             "--dump" => args.dump = it.next(),
+            "--speed" => args.speed = it.next(),
+            "--export-texts" => args.export_texts = it.next(),
+            "--fusion" => args.fusion = it.next(),
             _ if a.starts_with("--") => panic!("unknown option {a}"),
             _ => args.out = a,
         }
     }
     args
+}
+
+/// `--speed build|query`: repeated registry builds or queries over the ~11k MCP tools of
+/// Toucan + Docker with the StableToolBench queries, through `Registry::register` with the
+/// schema as JSON text, as the addon receives them from `bench/search.bench.mjs` (first-line
+/// descriptions, wire names, labels); for profiling the Rust side alone.
+fn speed(dir: &Path, mode: &str) {
+    struct Entry {
+        spec: EntrySpec,
+        schema: String,
+    }
+    let mut tools: Vec<Entry> = Vec::new();
+    let sources = [
+        ("toucan-mcp-servers/servers_with_tools.jsonl", "server_name"),
+        ("docker-mcp-registry/servers_tools.jsonl", "server"),
+    ];
+    for (file, server_field) in sources {
+        let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
+            continue;
+        };
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let server = s(&v[server_field]);
+            for t in v["tools"].as_array().into_iter().flatten() {
+                let description = s(&t["description"]);
+                let first = description
+                    .lines()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+                    .unwrap_or("")
+                    .chars()
+                    .take(200)
+                    .collect();
+                let schema = if t["inputSchema"].is_object() {
+                    t["inputSchema"].to_string()
+                } else {
+                    let props: serde_json::Map<String, Value> = t["arguments"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|a| {
+                            (
+                                s(&a["name"]),
+                                json!({"type": "string", "description": s(&a["desc"])}),
+                            )
+                        })
+                        .collect();
+                    json!({"type": "object", "properties": props}).to_string()
+                };
+                let n = tools.len();
+                let wire = |text: &str| -> String {
+                    slug(text)
+                        .chars()
+                        .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .take(24)
+                        .collect()
+                };
+                tools.push(Entry {
+                    spec: EntrySpec {
+                        name: format!("mcp__{}__{}_{n}", wire(&server), wire(&s(&t["name"]))),
+                        namespace: format!("mcp:{server}"),
+                        namespace_label: Some(format!("mcp:{server}")),
+                        description: first,
+                        defer: Defer::Always,
+                    },
+                    schema,
+                });
+            }
+        }
+    }
+    let mut queries = Vec::new();
+    for set in [
+        "G1_instruction",
+        "G1_category",
+        "G1_tool",
+        "G2_instruction",
+        "G2_category",
+        "G3_instruction",
+    ] {
+        let path = dir.join(format!("stabletoolbench/test_instruction/{set}.json"));
+        for q in read_json(&path).as_array().into_iter().flatten() {
+            queries.push(s(&q["query"]));
+        }
+    }
+    let rounds = if mode.starts_with("build") { 20 } else { 1 };
+    let mut registry = Registry::new();
+    for _ in 0..rounds {
+        drop(std::mem::take(&mut registry));
+        let start = Instant::now();
+        for t in &tools {
+            let schema: Value = serde_json::from_str(&t.schema).expect("schema json");
+            registry
+                .register(t.spec.clone(), Some(schema))
+                .expect("register");
+        }
+        eprintln!(
+            "build {} tools {:.1} ms",
+            tools.len(),
+            start.elapsed().as_secs_f64() * 1e3
+        );
+    }
+    let rounds = if mode == "query" { 20 } else { 1 };
+    let mut lat = Vec::new();
+    for _ in 0..rounds {
+        for q in &queries {
+            let start = Instant::now();
+            std::hint::black_box(
+                registry
+                    .search(q, None, 5, None, Default::default())
+                    .unwrap(),
+            );
+            lat.push(start.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    lat.sort_by(f64::total_cmp);
+    eprintln!(
+        "query p50 {:.1} µs p90 {:.1} µs",
+        percentile(&lat, 0.5),
+        percentile(&lat, 0.9)
+    );
 }
 
 fn fmt_row(vals: &[f64]) -> String {
@@ -906,6 +1173,36 @@ fn main() {
         return;
     }
 
+    if let Some(out) = &args.export_texts {
+        export_texts(&sets, Path::new(out));
+        return;
+    }
+    let emb_dir = embedding_dir();
+    let embeddings: Vec<Option<Embeddings>> =
+        sets.iter().map(|s| load_embeddings(s, &emb_dir)).collect();
+    if let Some(specs) = &args.fusion {
+        // Like --try, for the hybrid system.
+        for spec in specs.split(';') {
+            let tuning = parse_tuning(spec);
+            let vals: Vec<f64> = sets
+                .iter()
+                .zip(&embeddings)
+                .filter_map(|(set, e)| {
+                    let e = e.as_ref()?;
+                    Some(headline(
+                        set.name,
+                        &evaluate(set, &Hybrid::build(&set.tools, tuning.clone(), e)),
+                    ))
+                })
+                .collect();
+            println!("{:<50} {}", spec.trim(), fmt_row(&vals));
+        }
+        return;
+    }
+    if let Some(mode) = &args.speed {
+        speed(&dir, mode);
+        return;
+    }
     if let Some(specs) = &args.try_specs {
         for spec in specs.split(';') {
             let tuning = parse_tuning(spec);
@@ -935,18 +1232,36 @@ fn main() {
 
     let mut report = serde_json::Map::new();
     println!(
-        "{:<16} {:>6} {:>6}  {:<10} {:<9} {:>9} {:>9} {:>7}",
-        "set", "tools", "queries", "metric", "group", "baseline", "ours", "delta"
+        "{:<16} {:>6} {:>6}  {:<10} {:<9} {:>9} {:>9} {:>7} {:>9} {:>9}",
+        "set",
+        "tools",
+        "queries",
+        "metric",
+        "group",
+        "baseline",
+        "ours",
+        "delta",
+        "dense",
+        "hybrid"
     );
     for set in &sets {
         let base = evaluate(set, &Baseline::build(&set.tools, BASELINE));
         let ours = evaluate(set, &Ours::build(&set.tools, args.tuning.clone()));
+        let emb = embeddings[sets.iter().position(|s| s.name == set.name).expect("set")].as_ref();
+        let dense = emb.map(|e| evaluate(set, &Dense { emb: e }));
+        let hybrid = emb.map(|e| evaluate(set, &Hybrid::build(&set.tools, args.tuning.clone(), e)));
         let mut metrics = serde_json::Map::new();
-        for ((m, bper), (_, oper)) in base.iter().zip(&ours) {
+        let pick = |scores: &Option<Scores>, mi: usize, gi: usize| -> Option<f64> {
+            scores.as_ref().map(|s| s[mi].1[gi].1)
+        };
+        let cell =
+            |v: Option<f64>| v.map_or_else(|| format!("{:>9}", "-"), |v| format!("{v:>9.3}"));
+        for (mi, ((m, bper), (_, oper))) in base.iter().zip(&ours).enumerate() {
             let mut groups = serde_json::Map::new();
-            for ((g, b), (_, o)) in bper.iter().zip(oper) {
+            for (gi, ((g, b), (_, o))) in bper.iter().zip(oper).enumerate() {
+                let (d, h) = (pick(&dense, mi, gi), pick(&hybrid, mi, gi));
                 println!(
-                    "{:<16} {:>6} {:>6}  {:<10} {:<9} {:>9.3} {:>9.3} {:>+7.3}",
+                    "{:<16} {:>6} {:>6}  {:<10} {:<9} {:>9.3} {:>9.3} {:>+7.3} {} {}",
                     set.name,
                     set.tools.len(),
                     set.queries.len(),
@@ -954,9 +1269,16 @@ fn main() {
                     g,
                     b,
                     o,
-                    o - b
+                    o - b,
+                    cell(d),
+                    cell(h)
                 );
-                groups.insert(g.clone(), json!({ "baseline": b, "ours": o }));
+                let mut row = json!({ "baseline": b, "ours": o });
+                if let (Some(d), Some(h)) = (d, h) {
+                    row["dense"] = json!(d);
+                    row["hybrid"] = json!(h);
+                }
+                groups.insert(g.clone(), row);
             }
             metrics.insert(m.clone(), Value::Object(groups));
         }

@@ -57,10 +57,41 @@ class ToolRegistry {
   #sorted = null
   #warnedApplies = new WeakSet()
   #logger
+  /** `(texts) => Promise<number[][]>` when the host gave an embedder (hybrid search). */
+  #embed = null
+  #embedBatchSize = 64
+  /** The running embedding pass, if any. */
+  #embedding = null
+  #queryVectors = new Map()
 
-  /** @param {{ logger?: { warn(message: string): void } }} [options] */
+  /**
+   * @param {{
+   *   logger?: { warn(message: string): void },
+   *   embeddingModel?: import('ai').EmbeddingModel,
+   *   embed?: (texts: string[]) => Promise<number[][]>,
+   *   embedBatchSize?: number,
+   * }} [options]
+   */
   constructor(options = {}) {
     this.#logger = options.logger ?? console
+    const { embeddingModel, embed, embedBatchSize } = options
+    if (embed !== undefined && typeof embed !== 'function') {
+      throw invalidArgument('embed', `expected a function (texts: string[]) => Promise<number[][]>, got ${typeof embed}`)
+    }
+    if (embeddingModel != null && (typeof embeddingModel !== 'object' && typeof embeddingModel !== 'string')) {
+      throw invalidArgument('embeddingModel', 'expected an AI SDK EmbeddingModel')
+    }
+    if (embedBatchSize !== undefined && !(Number.isInteger(embedBatchSize) && embedBatchSize > 0)) {
+      throw invalidArgument('embedBatchSize', 'expected a positive integer')
+    }
+    if (embed) {
+      this.#embed = embed
+    } else if (embeddingModel != null) {
+      const { embedMany } = require('ai')
+      this.#embed = async (values) => (await embedMany({ model: embeddingModel, values })).embeddings
+    }
+    if (embedBatchSize) this.#embedBatchSize = embedBatchSize
+    if (this.#embed) this.#native.enableEmbeddings()
   }
 
   register(entry) {
@@ -79,6 +110,51 @@ class ToolRegistry {
         ready ? undefined : JSON.stringify(schema ?? {}),
       ),
     )
+    this.#registered(entry, previousNamespace, ready ? schema : null)
+    this.#scheduleEmbedding()
+  }
+
+  /**
+   * Registers many entries in one native call (a catalog at startup, a whole MCP server).
+   * Same rules as `register`; every entry is checked first, so a bad one leaves the registry
+   * as it was.
+   * @param {Iterable<object>} entries
+   */
+  registerMany(entries) {
+    const list = [...entries]
+    const n = list.length
+    const names = new Array(n)
+    const namespaces = new Array(n)
+    const labels = new Array(n)
+    const descriptions = new Array(n)
+    const defers = new Array(n)
+    const schemaJsons = new Array(n)
+    const late = new Array(n)
+    for (let i = 0; i < n; i++) {
+      const entry = list[i]
+      checkEntry(entry)
+      const schema = jsonSchemaOf(entry.tool)
+      names[i] = entry.name
+      namespaces[i] = entry.namespace
+      labels[i] = entry.namespaceLabel ?? ''
+      descriptions[i] = entry.description
+      defers[i] = entry.defer
+      if (isThenable(schema)) {
+        schemaJsons[i] = ''
+        late[i] = schema
+      } else {
+        schemaJsons[i] = JSON.stringify(schema ?? {})
+        late[i] = null
+      }
+    }
+    const previous = callNative(() =>
+      this.#native.registerMany(names, namespaces, labels, descriptions, defers, schemaJsons),
+    )
+    for (let i = 0; i < n; i++) this.#registered(list[i], previous[i], late[i])
+    this.#scheduleEmbedding()
+  }
+
+  #registered(entry, previousNamespace, lateSchema) {
     if (previousNamespace != null && previousNamespace !== entry.namespace &&
         !(isMcpNamespace(previousNamespace) && isMcpNamespace(entry.namespace))) {
       this.#logger.warn(
@@ -87,7 +163,125 @@ class ToolRegistry {
     }
     this.#entries.set(entry.name, entry)
     this.#sorted = null
-    if (ready) this.#attachLateSchema(entry, schema)
+    if (lateSchema) this.#attachLateSchema(entry, lateSchema)
+  }
+
+  /** Whether this registry has an embedder (hybrid search). */
+  get hybrid() {
+    return this.#embed !== null
+  }
+
+  /** `{ enabled, ready, pending, dimensions }`: how many tools have an embedding. */
+  get embeddingStats() {
+    return this.#native.embeddingStats
+  }
+
+  /**
+   * Starts embedding the tools that lack a vector, in batches, after the current synchronous
+   * work (so a loop of `register` calls becomes a few batches and `register` never waits).
+   */
+  #scheduleEmbedding() {
+    if (!this.#embed || this.#embedding) return
+    this.#embedding = new Promise((resolve) => setImmediate(resolve))
+      .then(() => this.#embedPending())
+      .finally(() => {
+        this.#embedding = null
+      })
+  }
+
+  async #embedPending() {
+    for (;;) {
+      const jobs = this.#native.takePendingEmbeddings(this.#embedBatchSize)
+      if (jobs.length === 0) return
+      const names = jobs.map((j) => j.name)
+      const texts = jobs.map((j) => j.text)
+      let vectors
+      try {
+        vectors = await this.#embed(texts)
+        if (!Array.isArray(vectors) || vectors.length !== texts.length) {
+          throw new TypeError(`the embedder returned ${Array.isArray(vectors) ? vectors.length : typeof vectors} vectors for ${texts.length} texts`)
+        }
+        const dim = vectors[0]?.length ?? 0
+        const flat = new Float32Array(dim * vectors.length)
+        vectors.forEach((v, i) => {
+          if (v?.length !== dim) throw new TypeError('the embedder returned vectors of different lengths')
+          flat.set(v, i * dim)
+        })
+        callNative(() => this.#native.setEmbeddings(names, texts, flat))
+      } catch (error) {
+        this.#native.requeueEmbeddings(names)
+        this.#logger.warn(`toolreg: embedding ${names.length} tool(s) failed; search stays lexical for them until the next attempt: ${error?.message ?? error}`)
+        return
+      }
+    }
+  }
+
+  /**
+   * Resolves when every registered tool has an embedding, or when an embedding attempt
+   * failed (the failure was logged; the tools wait for the next attempt). Without an
+   * embedder it resolves at once.
+   */
+  async embeddingsReady() {
+    if (!this.#embed) return
+    for (;;) {
+      if (this.#embedding) await this.#embedding
+      const { pending } = this.#native.embeddingStats
+      if (pending === 0) return
+      this.#scheduleEmbedding()
+      await this.#embedding
+      if (this.#native.embeddingStats.pending === pending) return
+    }
+  }
+
+  /** The query's embedding (a few recent ones are cached), or throws. */
+  async #queryVector(query) {
+    const cached = this.#queryVectors.get(query)
+    if (cached) return cached
+    const [vector] = await this.#embed([query])
+    if (!Array.isArray(vector) && !(vector instanceof Float32Array)) {
+      throw new TypeError('the embedder returned no vector for the query')
+    }
+    const v = Float32Array.from(vector)
+    this.#queryVectors.set(query, v)
+    if (this.#queryVectors.size > 64) this.#queryVectors.delete(this.#queryVectors.keys().next().value)
+    return v
+  }
+
+  /**
+   * `search`, hybrid when the registry has an embedder: the query is embedded and the word
+   * ranking is fused with the embedding ranking (reciprocal rank fusion). When the embedder
+   * fails, warns and falls back to the word ranking. `select:`, regex and empty queries are
+   * never embedded.
+   */
+  async searchAsync(query, opts = {}) {
+    if (typeof query !== 'string') throw invalidArgument('query', `expected a string, got ${typeof query}`)
+    const allowed = opts.names === undefined ? undefined : new native.NameSet([...opts.names])
+    const hits = await this.#searchHits(query, { namespace: opts.namespace, limit: opts.limit ?? 5, mode: opts.mode }, allowed)
+    return hits.map(({ name, score }) => {
+      const entry = this.#entries.get(name)
+      return { name, namespace: entry.namespace, description: entry.description, score }
+    })
+  }
+
+  async #searchHits(query, nativeOpts, nameSet) {
+    const q = query.trim()
+    const wantsVector = this.#embed && q !== '' && !q.startsWith('select:') && (nativeOpts.mode ?? 'bm25') === 'bm25'
+    if (wantsVector && this.#native.embeddingStats.ready > 0) {
+      let vector
+      try {
+        vector = await this.#queryVector(q)
+      } catch (error) {
+        this.#logger.warn(`toolreg: embedding the search query failed; using word search only: ${error?.message ?? error}`)
+      }
+      if (vector) {
+        try {
+          return this.#native.search(query, nativeOpts, nameSet, vector)
+        } catch (error) {
+          this.#logger.warn(`toolreg: hybrid search failed; using word search only: ${error?.message ?? error}`)
+        }
+      }
+    }
+    return callNative(() => this.#native.search(query, nativeOpts, nameSet))
   }
 
   #attachLateSchema(entry, schemaPromise) {
@@ -204,6 +398,8 @@ class ToolRegistry {
       logger: this.#logger,
       search: (query, opts, nameSet) =>
         callNative(() => this.#native.search(query, opts, nameSet)),
+      /** Hybrid when the registry has an embedder, else the same as `search`. */
+      searchAsync: (query, opts, nameSet) => this.#searchHits(query, opts, nameSet),
     }
   }
 }

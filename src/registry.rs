@@ -12,7 +12,9 @@ use serde_json::Value;
 
 use crate::error::{Result, ToolregError};
 use crate::schema::{self, CompiledSchema};
-use crate::search::{SearchDoc, SearchHit, SearchIndex, SearchMode, SearchOptions};
+use crate::search::{
+    SearchDoc, SearchError, SearchHit, SearchIndex, SearchMode, SearchOptions, VectorStats,
+};
 
 /// Longest name any provider accepts (Anthropic: 128; OpenAI stops at 64).
 pub const MAX_NAME_LEN: usize = 128;
@@ -162,6 +164,32 @@ impl Registry {
         Ok(previous.map(|r| r.spec))
     }
 
+    /// Registers many entries at once (a whole MCP server, a catalog at startup). All entries
+    /// are checked first, so a bad one leaves the registry as it was. Returns, per entry, the
+    /// spec it replaced.
+    pub fn register_many(
+        &mut self,
+        entries: Vec<(EntrySpec, Option<Value>)>,
+    ) -> Result<Vec<Option<EntrySpec>>> {
+        for (spec, schema) in &entries {
+            check_tool_name(&spec.name)?;
+            if spec.namespace.is_empty() {
+                return Err(ToolregError::invalid(
+                    "namespace",
+                    format!("must not be empty (tool {:?})", spec.name),
+                ));
+            }
+            if let Some(schema) = schema {
+                check_schema_shape(&spec.name, schema)?;
+            }
+        }
+        self.reserve(entries.len());
+        entries
+            .into_iter()
+            .map(|(spec, schema)| self.register(spec, schema))
+            .collect()
+    }
+
     /// Attaches a schema that JS resolved after registration (AI SDK schemas may be lazy).
     pub fn set_schema(&mut self, name: &str, schema: Value) -> Result<()> {
         check_schema_shape(name, &schema)?;
@@ -209,9 +237,24 @@ impl Registry {
         allowed: Option<&HashSet<String>>,
         mode: SearchMode,
     ) -> Result<Vec<SearchHit>> {
+        self.search_hybrid(query, None, namespace, limit, allowed, mode)
+    }
+
+    /// [`Self::search`], fused with a dense ranking when `query_vector` (the query's
+    /// embedding) is given; see [`SearchIndex::search_hybrid`].
+    pub fn search_hybrid(
+        &self,
+        query: &str,
+        query_vector: Option<&[f32]>,
+        namespace: Option<&str>,
+        limit: usize,
+        allowed: Option<&HashSet<String>>,
+        mode: SearchMode,
+    ) -> Result<Vec<SearchHit>> {
         self.index
-            .search(
+            .search_hybrid(
                 query,
+                query_vector,
                 &SearchOptions {
                     namespace,
                     limit,
@@ -219,7 +262,39 @@ impl Registry {
                     mode,
                 },
             )
-            .map_err(|e| ToolregError::InvalidQuery(e.to_string()))
+            .map_err(query_error)
+    }
+
+    /// Makes room for `additional` more entries (bulk registration).
+    pub fn reserve(&mut self, additional: usize) {
+        self.records.reserve(additional);
+        self.index.reserve(additional);
+    }
+
+    /// Starts keeping embedding vectors for hybrid search (the host has an embedder).
+    pub fn enable_vectors(&mut self) {
+        self.index.enable_vectors();
+    }
+
+    /// Up to `max` `(name, text)` pairs waiting for an embedding; see
+    /// [`SearchIndex::take_pending_vectors`].
+    pub fn take_pending_vectors(&mut self, max: usize) -> Vec<(String, String)> {
+        self.index.take_pending_vectors(max)
+    }
+
+    pub fn requeue_vectors<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) {
+        self.index.requeue_vectors(names);
+    }
+
+    /// Stores one embedding; `Ok(false)` when the tool is gone or changed meanwhile.
+    pub fn set_vector(&mut self, name: &str, text: &str, vector: &[f32]) -> Result<bool> {
+        self.index
+            .set_vector(name, text, vector)
+            .map_err(query_error)
+    }
+
+    pub fn vector_stats(&self) -> VectorStats {
+        self.index.vector_stats()
     }
 
     fn schema_of(&self, name: &str) -> Result<Option<&Arc<StoredSchema>>> {
@@ -275,6 +350,13 @@ impl Registry {
     }
 }
 
+fn query_error(e: SearchError) -> ToolregError {
+    match e {
+        SearchError::VectorDim { .. } => ToolregError::invalid("embedding", e.to_string()),
+        other => ToolregError::InvalidQuery(other.to_string()),
+    }
+}
+
 /// Providers require an object schema at the top of a tool's input; anything else would be
 /// rejected at request time, far from where it was registered.
 fn check_schema_shape(name: &str, schema: &Value) -> Result<()> {
@@ -289,19 +371,11 @@ fn check_schema_shape(name: &str, schema: &Value) -> Result<()> {
         },
         other => Err(ToolregError::InvalidSchema {
             name: name.into(),
-            reason: format!("expected a JSON Schema object, got {}", json_kind(other)),
+            reason: format!(
+                "expected a JSON Schema object, got {}",
+                schema::json_type_name(other)
+            ),
         }),
-    }
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -78,7 +78,7 @@ function createToolSearchTool(registry, deferredNames, inspectedNames = new Set(
     if (entry) deferred.set(name, entry)
   }
   let nameSet
-  const search = registry[internals].search
+  const search = registry[internals].searchAsync
 
   return tool({
     description: DESCRIPTION,
@@ -92,7 +92,7 @@ function createToolSearchTool(registry, deferredNames, inspectedNames = new Set(
         groups = browse(deferred, namespace, limit)
       } else {
         nameSet ??= new native.NameSet([...deferred.keys()])
-        const hits = search(query, { namespace, limit, mode }, nameSet)
+        const hits = await search(query, { namespace, limit, mode }, nameSet)
         const entries = hits.map((h) => deferred.get(h.name)).filter(Boolean)
         groups = [...groupByNamespace(entries)].map(([label, group]) => ({ namespace: label, entries: group }))
       }

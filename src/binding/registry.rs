@@ -54,6 +54,24 @@ pub struct NativeSearchOptions {
     pub mode: Option<String>,
 }
 
+/// A tool whose embedding is missing: the text to embed for it.
+#[napi(object)]
+pub struct NativeEmbedJob {
+    pub name: String,
+    pub text: String,
+}
+
+#[napi(object)]
+pub struct NativeEmbeddingStats {
+    pub enabled: bool,
+    /// Tools with a vector.
+    pub ready: u32,
+    /// Tools waiting for one (not counting those being embedded right now).
+    pub pending: u32,
+    /// Vector length (0 before the first vector).
+    pub dimensions: u32,
+}
+
 #[napi(object)]
 pub struct NativeHit {
     pub name: String,
@@ -117,6 +135,139 @@ impl NativeRegistry {
         Ok(previous.map(|p| p.namespace))
     }
 
+    /// Registers many entries in one call: parallel arrays, one element per entry. An empty
+    /// `namespaceLabels` element means no label; an empty `schemaJsons` element means the
+    /// schema comes later (`setSchema`). All entries are checked before any is added.
+    /// Returns, per entry, the namespace of the entry it replaced (or null).
+    #[napi]
+    pub fn register_many(
+        &self,
+        names: Vec<String>,
+        namespaces: Vec<String>,
+        namespace_labels: Vec<String>,
+        descriptions: Vec<String>,
+        defers: Vec<String>,
+        schema_jsons: Vec<String>,
+    ) -> Result<Vec<Option<String>>> {
+        let n = names.len();
+        if [
+            namespaces.len(),
+            namespace_labels.len(),
+            descriptions.len(),
+            defers.len(),
+            schema_jsons.len(),
+        ]
+        .iter()
+        .any(|&l| l != n)
+        {
+            return Err(js_error(ToolregError::invalid(
+                "entries",
+                "the parallel arrays differ in length",
+            )));
+        }
+        let mut entries = Vec::with_capacity(n);
+        let rows = names
+            .into_iter()
+            .zip(namespaces)
+            .zip(namespace_labels)
+            .zip(descriptions)
+            .zip(defers)
+            .zip(schema_jsons);
+        for (((((name, namespace), label), description), defer), schema) in rows {
+            let spec = EntrySpec {
+                defer: defer.parse().map_err(js_error)?,
+                name,
+                namespace,
+                namespace_label: (!label.is_empty()).then_some(label),
+                description,
+            };
+            let schema = if schema.is_empty() {
+                None
+            } else {
+                Some(parse_json("inputSchema", &schema)?)
+            };
+            entries.push((spec, schema));
+        }
+        let previous = self.write().register_many(entries).map_err(js_error)?;
+        Ok(previous
+            .into_iter()
+            .map(|p| p.map(|p| p.namespace))
+            .collect())
+    }
+
+    /// Starts keeping embeddings for hybrid search; already registered tools are queued.
+    #[napi]
+    pub fn enable_embeddings(&self) {
+        self.write().enable_vectors();
+    }
+
+    /// Up to `max` tools waiting for an embedding; they leave the queue until
+    /// `setEmbeddings` stores their vectors or `requeueEmbeddings` puts them back.
+    #[napi]
+    pub fn take_pending_embeddings(&self, max: u32) -> Vec<NativeEmbedJob> {
+        self.write()
+            .take_pending_vectors(max as usize)
+            .into_iter()
+            .map(|(name, text)| NativeEmbedJob { name, text })
+            .collect()
+    }
+
+    #[napi]
+    pub fn requeue_embeddings(&self, names: Vec<String>) {
+        self.write()
+            .requeue_vectors(names.iter().map(String::as_str));
+    }
+
+    /// Stores `names.length` vectors, row after row in `vectors`, each computed from the
+    /// matching element of `texts`. Returns how many were stored (a tool that changed or left
+    /// meanwhile keeps waiting for its new text).
+    #[napi]
+    pub fn set_embeddings(
+        &self,
+        names: Vec<String>,
+        texts: Vec<String>,
+        vectors: Float32Array,
+    ) -> Result<u32> {
+        let n = names.len();
+        if texts.len() != n || (n > 0 && !vectors.len().is_multiple_of(n)) {
+            return Err(js_error(ToolregError::invalid(
+                "embeddings",
+                format!(
+                    "{} names, {} texts and {} numbers do not make whole vectors",
+                    n,
+                    texts.len(),
+                    vectors.len()
+                ),
+            )));
+        }
+        if n == 0 {
+            return Ok(0);
+        }
+        let dim = vectors.len() / n;
+        let mut registry = self.write();
+        let mut stored = 0;
+        for (i, (name, text)) in names.iter().zip(&texts).enumerate() {
+            if registry
+                .set_vector(name, text, &vectors[i * dim..(i + 1) * dim])
+                .map_err(js_error)?
+            {
+                stored += 1;
+            }
+        }
+        Ok(stored)
+    }
+
+    #[napi(getter)]
+    pub fn embedding_stats(&self) -> NativeEmbeddingStats {
+        let s = self.read().vector_stats();
+        NativeEmbeddingStats {
+            enabled: s.enabled,
+            ready: s.ready as u32,
+            pending: s.pending as u32,
+            dimensions: s.dim as u32,
+        }
+    }
+
     #[napi]
     pub fn set_schema(&self, name: String, schema_json: String) -> Result<()> {
         let schema = parse_json("inputSchema", &schema_json)?;
@@ -139,6 +290,7 @@ impl NativeRegistry {
         query: String,
         options: NativeSearchOptions,
         allowed: Option<&NameSet>,
+        query_vector: Option<Float32Array>,
     ) -> Result<Vec<NativeHit>> {
         let mode = match options.mode.as_deref() {
             None | Some("bm25") => SearchMode::Bm25,
@@ -152,8 +304,9 @@ impl NativeRegistry {
         };
         let hits = self
             .read()
-            .search(
+            .search_hybrid(
                 &query,
+                query_vector.as_deref(),
                 options.namespace.as_deref(),
                 options.limit.unwrap_or(5) as usize,
                 allowed.map(|a| &a.names),

@@ -9,6 +9,7 @@ mod jsdoc;
 mod validate;
 
 pub use jsdoc::{MAX_NESTING_DEPTH, describe_tool, needs_exact_schema, schema_to_jsdoc};
+pub(crate) use validate::json_type_name;
 pub use validate::{
     CompiledSchema, MAX_LISTED_ISSUES, SchemaError, ValidationIssue, format_issues,
 };

@@ -353,7 +353,8 @@ fn shorten(text: &str, max_chars: usize) -> String {
     out
 }
 
-fn json_type_name(value: &Value) -> &'static str {
+/// "a string", "an object", ...: for messages about a value of the wrong kind.
+pub(crate) fn json_type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

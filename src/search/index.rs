@@ -11,10 +11,11 @@
 //! its tools' terms). A query such as "track my parcel" often names what a *server* does while
 //! the matching tool is called `get_status`; the namespace pool lets sibling evidence lift it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::SearchDoc;
+use super::hash::FastMap;
 use super::tokenize::{PHRASE_MARK, TermKind, analyze_tagged, exact_key, phrase_key_into};
 
 /// Number of indexed fields.
@@ -71,7 +72,7 @@ pub(crate) struct Namespace {
     /// Live tools in this namespace.
     pub docs: u32,
     /// term id → index of this namespace's entry in `ns_postings[term]`.
-    terms: HashMap<u32, u32>,
+    terms: FastMap<u32, u32>,
 }
 
 /// Term dictionary, postings and per-document data. Fields are `pub(crate)` for the scorer.
@@ -79,7 +80,7 @@ pub(crate) struct Namespace {
 pub(crate) struct Store {
     pub docs: Vec<Option<Doc>>,
     free: Vec<u32>,
-    pub by_name: HashMap<String, u32>,
+    pub by_name: FastMap<String, u32>,
     /// Per-slot field lengths, kept apart from `docs` so scoring reads a dense array.
     pub doc_lens: Vec<[f32; NF]>,
     /// Per slot: `(term id, index of the doc's posting in that term's list)`.
@@ -87,13 +88,17 @@ pub(crate) struct Store {
     pub terms: Dictionary,
     /// Per term id: is it a phrase term (kept out of the namespace pool)?
     phrase_term: Vec<bool>,
+    /// Per term id: scratch for [`DocBuilder`] (always 0 between upserts).
+    mark: Vec<u32>,
+    /// Reused term-frequency buffer of [`DocBuilder`].
+    tf_buf: Vec<(u32, [u8; NF])>,
     pub postings: Vec<Vec<Posting>>,
     pub ns_postings: Vec<Vec<NsPosting>>,
     pub field_totals: [u64; NF],
     pub live: usize,
     pub namespaces: Vec<Option<Namespace>>,
     ns_free: Vec<u32>,
-    ns_by_key: HashMap<String, u32>,
+    ns_by_key: FastMap<String, u32>,
     pub ns_live: usize,
     pub ns_len_total: u64,
     /// Pseudo-document length per namespace id (sum of its `NsPosting::tf`), a dense array
@@ -107,7 +112,7 @@ pub(crate) struct Store {
 /// go; the vocabulary must not grow forever). Keys are shared `Arc<str>`, stored once.
 #[derive(Clone, Default)]
 pub(crate) struct Dictionary {
-    ids: HashMap<Arc<str>, u32>,
+    ids: FastMap<Arc<str>, u32>,
     sorted: BTreeMap<Arc<str>, u32>,
     by_id: Vec<Option<Arc<str>>>,
     free: Vec<u32>,
@@ -135,8 +140,10 @@ impl Dictionary {
                 (self.by_id.len() - 1) as u32
             }
         };
-        self.ids.insert(key.clone(), id);
-        self.sorted.insert(key, id);
+        if prefix_eligible(term) {
+            self.sorted.insert(key.clone(), id);
+        }
+        self.ids.insert(key, id);
         (id, true)
     }
 
@@ -144,7 +151,9 @@ impl Dictionary {
     fn release(&mut self, id: u32) {
         if let Some(key) = self.by_id[id as usize].take() {
             self.ids.remove(&*key);
-            self.sorted.remove(&*key);
+            if prefix_eligible(&key) {
+                self.sorted.remove(&*key);
+            }
             self.free.push(id);
         }
     }
@@ -161,6 +170,15 @@ impl Dictionary {
     }
 }
 
+/// Only plain words can be reached by prefix expansion (a query word is ASCII alphanumeric);
+/// phrase, exact-name and CJK terms stay out of the ordered copy, which halves its size and
+/// the cost of keeping it.
+fn prefix_eligible(term: &str) -> bool {
+    term.as_bytes()
+        .first()
+        .is_some_and(u8::is_ascii_alphanumeric)
+}
+
 /// Phrases are taken from the first words of a name or description only: what a tool does is
 /// said up front, and a long manual-like description would otherwise double its term count
 /// (and its indexing time) for pairs nobody types.
@@ -173,7 +191,9 @@ const MAX_PHRASES_PER_FIELD: usize = 48;
 /// toward field lengths, which measure words.
 struct DocBuilder<'s> {
     store: &'s mut Store,
-    tf: HashMap<u32, [u8; NF]>,
+    /// Distinct terms of this document with their per-field counts; `store.mark[tid]` is the
+    /// index of `tid`'s entry plus one while the document is being built (0: not seen yet).
+    tf: Vec<(u32, [u8; NF])>,
     lens: [f32; NF],
     phrase: String,
     prev: String,
@@ -182,7 +202,15 @@ struct DocBuilder<'s> {
 impl DocBuilder<'_> {
     fn bump(&mut self, f: usize, term: &str) {
         let id = self.store.intern(term);
-        let tf = self.tf.entry(id).or_insert([0; NF]);
+        let mark = &mut self.store.mark[id as usize];
+        let at = if *mark == 0 {
+            self.tf.push((id, [0; NF]));
+            *mark = self.tf.len() as u32;
+            self.tf.len() - 1
+        } else {
+            *mark as usize - 1
+        };
+        let tf = &mut self.tf[at].1;
         tf[f] = tf[f].saturating_add(1);
     }
 
@@ -240,6 +268,7 @@ impl Store {
                 self.postings.push(Vec::new());
                 self.ns_postings.push(Vec::new());
                 self.phrase_term.push(phrase);
+                self.mark.push(0);
             } else {
                 // A released id: its lists are empty already.
                 self.phrase_term[id as usize] = phrase;
@@ -255,7 +284,7 @@ impl Store {
         let ns = Namespace {
             key: key.to_owned(),
             docs: 0,
-            terms: HashMap::new(),
+            terms: FastMap::default(),
         };
         let id = match self.ns_free.pop() {
             Some(id) => {
@@ -276,9 +305,10 @@ impl Store {
 
     pub fn upsert(&mut self, doc: &SearchDoc) {
         self.remove(doc.name);
+        let tf = std::mem::take(&mut self.tf_buf);
         let mut b = DocBuilder {
             store: self,
-            tf: HashMap::new(),
+            tf,
             lens: [0.0; NF],
             phrase: String::new(),
             prev: String::new(),
@@ -295,7 +325,10 @@ impl Store {
             b.lens[Field::Exact as usize] = 1.0;
             b.bump(Field::Exact as usize, &key);
         }
-        let (terms, lens) = (b.tf, b.lens);
+        let (mut terms, lens) = (b.tf, b.lens);
+        for &(tid, _) in &terms {
+            self.mark[tid as usize] = 0;
+        }
 
         let slot = match self.free.pop() {
             Some(s) => s,
@@ -310,7 +343,7 @@ impl Store {
         let mut doc_terms = std::mem::take(&mut self.doc_terms[slot as usize]);
         doc_terms.clear();
         doc_terms.reserve(terms.len());
-        for (tid, tf) in terms {
+        for &(tid, tf) in &terms {
             let list = &mut self.postings[tid as usize];
             let back = doc_terms.len() as u32;
             doc_terms.push((tid, list.len() as u32));
@@ -325,6 +358,8 @@ impl Store {
             }
         }
         self.doc_terms[slot as usize] = doc_terms;
+        terms.clear();
+        self.tf_buf = terms;
         for (total, &l) in self.field_totals.iter_mut().zip(&lens) {
             *total += l as u64;
         }
@@ -484,6 +519,7 @@ impl Store {
             }
         }
         assert_eq!(ns_len.iter().sum::<u64>(), self.ns_len_total);
+        assert!(self.mark.iter().all(|&m| m == 0));
         let live_ns = self.namespaces.iter().filter(|n| n.is_some()).count();
         assert_eq!(live_ns, self.ns_live);
     }

@@ -11,11 +11,16 @@
 //! namespace/allow-list filters and browse/select.
 
 mod filter;
+mod fuse;
+mod hash;
 mod index;
 mod pattern;
 mod query;
 mod rank;
 pub mod tokenize;
+mod vector;
+
+pub use vector::embedding_text;
 
 use std::collections::HashSet;
 
@@ -87,6 +92,17 @@ pub enum SearchError {
     InvalidRegex(String),
     #[error("regex pattern is too complex (its compiled form exceeds {limit} bytes); simplify it")]
     RegexTooComplex { limit: usize },
+    #[error("embedding has {got} dimensions; this registry's embeddings have {expected}")]
+    VectorDim { expected: usize, got: usize },
+}
+
+/// How many tools have a vector, and how many still wait for one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VectorStats {
+    pub enabled: bool,
+    pub ready: usize,
+    pub pending: usize,
+    pub dim: usize,
 }
 
 /// Ranking knobs. The defaults are the values measured by `examples/eval_search.rs` (see the
@@ -122,6 +138,19 @@ pub struct Tuning {
     /// Hits scoring below this fraction of the best hit are dropped (matches on one stray
     /// word of a long request).
     pub min_relative_score: f64,
+    /// Hybrid search: reciprocal rank fusion constant (`1 / (k + rank)`).
+    pub rrf_k: f64,
+    /// Hybrid search: weight of the dense ranking relative to the lexical one.
+    pub dense_weight: f64,
+    /// Hybrid search: how many hits of each ranking are fused.
+    pub fusion_depth: usize,
+    /// Hybrid search: tools less similar than this (cosine) to the query are not dense hits,
+    /// so a query that fits nothing still returns nothing.
+    pub dense_min_similarity: f64,
+    /// Hybrid search: when above 0, fuse scores instead of ranks: this weight times the
+    /// similarity over the query's best similarity, plus (1 − weight) times the word score
+    /// over the best word score.
+    pub score_fusion: f64,
 }
 
 impl Default for Tuning {
@@ -139,6 +168,11 @@ impl Default for Tuning {
             request_word_weight: 0.5,
             query_tf_exponent: 0.5,
             min_relative_score: 0.05,
+            rrf_k: 60.0,
+            dense_weight: 1.0,
+            fusion_depth: 50,
+            dense_min_similarity: 0.2,
+            score_fusion: 0.0,
         }
     }
 }
@@ -149,6 +183,7 @@ impl Default for Tuning {
 pub struct SearchIndex {
     store: Store,
     tuning: Tuning,
+    vectors: vector::Vectors,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -176,6 +211,7 @@ impl SearchIndex {
         SearchIndex {
             store: Store::default(),
             tuning,
+            vectors: vector::Vectors::default(),
         }
     }
 
@@ -186,12 +222,121 @@ impl SearchIndex {
     /// Adds a tool, or replaces the tool with the same name (its old text stops matching).
     /// Touches only this tool's postings.
     pub fn upsert(&mut self, doc: &SearchDoc) {
+        if !self.vectors.enabled {
+            self.store.upsert(doc);
+            return;
+        }
+        let old = self
+            .store
+            .by_name
+            .get(doc.name)
+            .and_then(|&slot| self.vectors.take(slot));
         self.store.upsert(doc);
+        let slot = self.store.by_name[doc.name];
+        let text = embedding_text(doc.name, doc.namespace_label, doc.description);
+        self.vectors.put(slot, text, old);
     }
 
     /// Removes a tool; `false` when no tool has that name.
     pub fn remove(&mut self, name: &str) -> bool {
+        if self.vectors.enabled
+            && let Some(&slot) = self.store.by_name.get(name)
+        {
+            self.vectors.take(slot);
+        }
         self.store.remove(name)
+    }
+
+    /// Makes room for `additional` more tools (bulk registration).
+    pub fn reserve(&mut self, additional: usize) {
+        self.store.by_name.reserve(additional);
+    }
+
+    /// Starts keeping embedding texts and vectors (hybrid search). Tools already indexed are
+    /// queued for embedding. Idempotent.
+    pub fn enable_vectors(&mut self) {
+        if self.vectors.enabled {
+            return;
+        }
+        self.vectors.enabled = true;
+        let docs: Vec<(u32, String)> = self
+            .store
+            .live_docs()
+            .map(|(slot, d)| (slot, embedding_text(&d.name, &d.label, &d.description)))
+            .collect();
+        for (slot, text) in docs {
+            self.vectors.put(slot, text, None);
+        }
+    }
+
+    /// Up to `max` tools whose vector is missing, as `(name, text to embed)`, in slot order.
+    /// They leave the queue (the caller is computing them); [`Self::requeue_vectors`] puts
+    /// back the ones whose embedding failed.
+    pub fn take_pending_vectors(&mut self, max: usize) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        while out.len() < max {
+            let Some(slot) = self.vectors.pending.pop_first() else {
+                break;
+            };
+            if let Some(doc) = self.store.docs[slot as usize].as_ref() {
+                out.push((doc.name.clone(), self.vectors.text[slot as usize].clone()));
+            }
+        }
+        out
+    }
+
+    /// Queues these tools again when they still have no vector (their embedding failed).
+    pub fn requeue_vectors<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) {
+        for name in names {
+            if let Some(&slot) = self.store.by_name.get(name)
+                && self
+                    .vectors
+                    .vec
+                    .get(slot as usize)
+                    .is_some_and(Option::is_none)
+            {
+                self.vectors.pending.insert(slot);
+            }
+        }
+    }
+
+    /// Stores the vector computed for `name` from `text`. `Ok(false)` when the tool is gone
+    /// or its text changed meanwhile (the vector is dropped; the new text is queued already).
+    pub fn set_vector(
+        &mut self,
+        name: &str,
+        text: &str,
+        vector: &[f32],
+    ) -> Result<bool, SearchError> {
+        if self.vectors.dim != 0 && vector.len() != self.vectors.dim {
+            return Err(SearchError::VectorDim {
+                expected: self.vectors.dim,
+                got: vector.len(),
+            });
+        }
+        let Some(&slot) = self.store.by_name.get(name) else {
+            return Ok(false);
+        };
+        if vector.is_empty() {
+            return Err(SearchError::VectorDim {
+                expected: self.vectors.dim,
+                got: 0,
+            });
+        }
+        let stored = self.vectors.set(slot, text, vector).is_ok();
+        if stored {
+            self.vectors.dim = vector.len();
+        }
+        Ok(stored)
+    }
+
+    pub fn vector_stats(&self) -> VectorStats {
+        VectorStats {
+            enabled: self.vectors.enabled,
+            ready: self.vectors.ready,
+            pending: self.vectors.pending.len(),
+            dim: self.vectors.dim,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -228,6 +373,38 @@ impl SearchIndex {
             SearchMode::Bm25 => Ok(rank::search(&self.store, &self.tuning, q, opts)),
             SearchMode::Regex => pattern::search(&self.store, q, opts),
         }
+    }
+
+    /// [`Self::search`], fusing the word ranking with a dense ranking by similarity to
+    /// `query_vector` (the query's embedding) when one is given and the query is a word query.
+    /// Tools without a vector yet take part through their word rank only.
+    pub fn search_hybrid(
+        &self,
+        query: &str,
+        query_vector: Option<&[f32]>,
+        opts: &SearchOptions,
+    ) -> Result<Vec<SearchHit>, SearchError> {
+        let q = query.trim();
+        let Some(qv) = query_vector else {
+            return self.search(query, opts);
+        };
+        if q.is_empty() || q.starts_with("select:") || opts.mode != SearchMode::Bm25 {
+            return self.search(query, opts);
+        }
+        if self.vectors.dim != 0 && qv.len() != self.vectors.dim {
+            return Err(SearchError::VectorDim {
+                expected: self.vectors.dim,
+                got: qv.len(),
+            });
+        }
+        Ok(fuse::hybrid(
+            &self.store,
+            &self.vectors,
+            &self.tuning,
+            q,
+            qv,
+            opts,
+        ))
     }
 }
 

@@ -6,9 +6,8 @@
 //! verbatim); and the indexed words it is a prefix of (`crypto` → `cryptocurrency`), because
 //! tool text is full of compounds that no stemmer splits.
 
-use std::collections::HashMap;
-
 use super::Tuning;
+use super::hash::FastMap;
 use super::index::Store;
 use super::tokenize::{TermKind, analyze_tagged, exact_key, is_request_word, phrase_key};
 
@@ -43,7 +42,7 @@ const MAX_PREFIX_EXPANSIONS: usize = 6;
 /// tool contains).
 pub(crate) fn parse(store: &Store, query: &str, tuning: &Tuning) -> Option<ParsedQuery> {
     // Distinct terms in first-seen order: (term, repeat count, required, origin).
-    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut index: FastMap<String, usize> = FastMap::default();
     let mut order: Vec<(String, u32, bool, Origin)> = Vec::new();
     let mut add = |term: &str, required: bool, origin: Origin| match index.get(term) {
         Some(&i) => {
@@ -163,6 +162,7 @@ fn dedupe(terms: &mut Vec<QueryTerm>) {
 mod tests {
     use super::*;
     use crate::search::SearchDoc;
+    use std::collections::HashMap;
 
     fn store(names: &[&str]) -> Store {
         let mut s = Store::default();

@@ -674,3 +674,155 @@ fn search_index_is_send_sync_default() {
     fn check<T: Send + Sync + Default>() {}
     check::<SearchIndex>();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Hybrid search: vectors per tool, fused with the word ranking.
+
+/// Scripted embedding: one dimension per concept keyword, plus a small constant.
+fn concept_vec(text: &str) -> Vec<f32> {
+    let t = text.to_lowercase();
+    let has = |words: &[&str]| f32::from(u8::from(words.iter().any(|w| t.contains(w))));
+    vec![
+        has(&["rain", "forecast"]),
+        has(&["theme", "widget"]),
+        has(&["mail", "inbox"]),
+        0.05,
+    ]
+}
+
+fn embed_all(idx: &mut SearchIndex) {
+    for (name, text) in idx.take_pending_vectors(usize::MAX) {
+        assert!(idx.set_vector(&name, &text, &concept_vec(&text)).unwrap());
+    }
+}
+
+fn hybrid_catalog() -> SearchIndex {
+    let mut idx = SearchIndex::new();
+    idx.enable_vectors();
+    for t in [
+        tool(
+            "weather_widget_theme",
+            "ui",
+            "Change the color theme of the weather widget",
+        ),
+        tool("forecast_lookup", "wx", "Rain outlook for a location"),
+        tool("send_mail", "mail", "Send a message from the inbox"),
+    ] {
+        put(&mut idx, &t);
+    }
+    embed_all(&mut idx);
+    idx
+}
+
+fn hq(idx: &SearchIndex, query: &str, opts: &SearchOptions) -> Vec<String> {
+    idx.search_hybrid(query, Some(&concept_vec(query)), opts)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.name)
+        .collect()
+}
+
+#[test]
+fn hybrid_ranks_the_meaning_match_first_where_words_alone_fail() {
+    let idx = hybrid_catalog();
+    assert_eq!(q(&idx, "weather rain")[0], "weather_widget_theme");
+    let opts = SearchOptions::default();
+    assert_eq!(hq(&idx, "weather rain", &opts)[0], "forecast_lookup");
+    // No vector: the word ranking, unchanged.
+    assert_eq!(
+        names(&idx.search_hybrid("weather rain", None, &opts).unwrap()),
+        names(&idx.search("weather rain", &opts).unwrap())
+    );
+    // Fits nothing in words or meaning: nothing.
+    assert!(hq(&idx, "zebra xylophone", &opts).is_empty());
+    // select: and browse ignore the vector.
+    assert_eq!(hq(&idx, "select:send_mail", &opts), ["send_mail"]);
+}
+
+#[test]
+fn hybrid_applies_filters_to_dense_hits() {
+    let idx = hybrid_catalog();
+    let allowed: HashSet<String> = ["send_mail".to_string()].into();
+    let opts = SearchOptions {
+        allowed: Some(&allowed),
+        ..Default::default()
+    };
+    assert_eq!(hq(&idx, "rain inbox", &opts), ["send_mail"]);
+    let opts = SearchOptions {
+        namespace: Some("mail"),
+        ..Default::default()
+    };
+    assert!(hq(&idx, "rain", &opts).is_empty());
+}
+
+#[test]
+fn vectors_follow_upserts_and_removals() {
+    let mut idx = hybrid_catalog();
+    assert_eq!(idx.vector_stats().ready, 3);
+    // Same text: the vector is kept, nothing to embed.
+    put(
+        &mut idx,
+        &tool("forecast_lookup", "wx", "Rain outlook for a location"),
+    );
+    assert_eq!(
+        (idx.vector_stats().ready, idx.vector_stats().pending),
+        (3, 0)
+    );
+    // New text: queued; a vector computed for the old text is refused.
+    put(
+        &mut idx,
+        &tool("forecast_lookup", "wx", "Hourly rain forecast"),
+    );
+    assert_eq!(
+        (idx.vector_stats().ready, idx.vector_stats().pending),
+        (2, 1)
+    );
+    let old = embedding_text("forecast_lookup", "wx", "Rain outlook for a location");
+    assert!(
+        !idx.set_vector("forecast_lookup", &old, &[1.0, 0.0, 0.0, 0.0])
+            .unwrap()
+    );
+    let jobs = idx.take_pending_vectors(10);
+    assert_eq!(jobs.len(), 1);
+    assert!(jobs[0].1.contains("Hourly rain forecast"));
+    // A failed embedding goes back to the queue.
+    idx.requeue_vectors(["forecast_lookup"]);
+    assert_eq!(idx.vector_stats().pending, 1);
+    embed_all(&mut idx);
+    assert_eq!(idx.vector_stats().ready, 3);
+    // Wrong dimension: an error, nothing stored.
+    assert!(matches!(
+        idx.set_vector("send_mail", "x", &[1.0, 2.0]),
+        Err(SearchError::VectorDim {
+            expected: 4,
+            got: 2
+        })
+    ));
+    assert!(matches!(
+        idx.search_hybrid("rain", Some(&[1.0]), &SearchOptions::default()),
+        Err(SearchError::VectorDim { .. })
+    ));
+    // Removal frees the vector; a reused slot starts without one.
+    assert!(idx.remove("forecast_lookup"));
+    assert_eq!(
+        (idx.vector_stats().ready, idx.vector_stats().pending),
+        (2, 0)
+    );
+    put(&mut idx, &tool("other_tool", "wx", "Rain radar"));
+    assert_eq!(
+        (idx.vector_stats().ready, idx.vector_stats().pending),
+        (2, 1)
+    );
+    idx.store.check_invariants();
+}
+
+#[test]
+fn enabling_vectors_later_queues_existing_tools() {
+    let mut idx = index(&catalog());
+    let n = idx.len();
+    assert_eq!(idx.vector_stats(), VectorStats::default());
+    idx.enable_vectors();
+    assert_eq!(idx.vector_stats().pending, n);
+    assert_eq!(idx.take_pending_vectors(3).len(), 3);
+    assert_eq!(idx.vector_stats().pending, n - 3);
+}

@@ -280,7 +280,15 @@ pub fn is_request_word(term: &str) -> bool {
 
 /// True when `w` (lowercase ASCII) is a stopword.
 pub fn is_stopword(w: &str) -> bool {
-    STOPWORDS.binary_search(&w).is_ok()
+    // A hash set: this runs for every word indexed, and a binary search costs ~7 string
+    // comparisons per word.
+    static SET: std::sync::OnceLock<super::hash::FastSet<&'static str>> =
+        std::sync::OnceLock::new();
+    // No stopword is longer than 8 bytes; most indexed words are, and skip the lookup.
+    w.len() <= 8
+        && SET
+            .get_or_init(|| STOPWORDS.iter().copied().collect())
+            .contains(w)
 }
 
 fn has_vowel(s: &str) -> bool {

@@ -1,0 +1,162 @@
+//! Optional dense vectors per tool, for hybrid (lexical + embedding) search.
+//!
+//! The index never computes embeddings: the host's embedder does (asynchronously, in JS). This
+//! module keeps, per document slot, the text that should be embedded and the vector once it
+//! arrives, and a queue of slots whose vector is missing. A vector is kept across
+//! re-registrations as long as the tool's embedding text is unchanged, so an MCP resync that
+//! re-registers identical tools costs no embedding calls. A vector computed for an older text
+//! is refused (the tool changed while it was being embedded).
+
+use std::collections::BTreeSet;
+
+/// The text embedded for a tool: namespace label (without the `mcp:` prefix), the name's
+/// words, and the description (first 1,000 characters; small embedding models read ~256
+/// tokens anyway).
+pub fn embedding_text(name: &str, label: &str, description: &str) -> String {
+    let label = label.strip_prefix("mcp:").unwrap_or(label);
+    let mut out = String::with_capacity(label.len() + name.len() + description.len().min(1000) + 4);
+    out.push_str(label);
+    out.push_str(": ");
+    // Identifier words in their original case: `mcp__github__createIssue` → `github create
+    // Issue`; the `mcp` prefix of wire names says nothing.
+    let mut prev: Option<char> = None;
+    let mut first = true;
+    let body = name.strip_prefix("mcp__").unwrap_or(name);
+    for c in body.chars() {
+        if c.is_alphanumeric() {
+            let camel = prev.is_some_and(|p| p.is_lowercase() && c.is_uppercase());
+            if camel || (!first && prev.is_none()) {
+                out.push(' ');
+            }
+            out.push(c);
+            first = false;
+            prev = Some(c);
+        } else {
+            prev = None;
+        }
+    }
+    let description = description.trim();
+    if !description.is_empty() {
+        out.push_str(" — ");
+        match description.char_indices().nth(1000) {
+            Some((cut, _)) => out.push_str(&description[..cut]),
+            None => out.push_str(description),
+        }
+    }
+    out
+}
+
+#[derive(Clone, Default)]
+pub(crate) struct Vectors {
+    /// Off until the host says it has an embedder: then every upsert records its text.
+    pub enabled: bool,
+    /// Vector length, fixed by the first vector stored (0: none yet).
+    pub dim: usize,
+    /// Per slot: the text to embed (empty for free slots).
+    pub text: Vec<String>,
+    /// Per slot: the unit-length vector, once computed for the current text.
+    pub vec: Vec<Option<Box<[f32]>>>,
+    /// Slots whose vector is missing and that nobody is computing.
+    pub pending: BTreeSet<u32>,
+    /// Slots with a vector.
+    pub ready: usize,
+}
+
+/// Why a vector was not stored.
+#[derive(Debug, PartialEq, Eq)]
+pub enum VectorRefusal {
+    /// The tool's embedding text changed since the vector was requested.
+    Stale,
+}
+
+impl Vectors {
+    fn grow(&mut self, slot: u32) {
+        let need = slot as usize + 1;
+        if self.text.len() < need {
+            self.text.resize(need, String::new());
+            self.vec.resize(need, None);
+        }
+    }
+
+    /// The slot's old text and vector (before the tool is replaced or removed).
+    pub fn take(&mut self, slot: u32) -> Option<(String, Option<Box<[f32]>>)> {
+        let s = slot as usize;
+        if s >= self.text.len() {
+            return None;
+        }
+        self.pending.remove(&slot);
+        let v = self.vec[s].take();
+        if v.is_some() {
+            self.ready -= 1;
+        }
+        Some((std::mem::take(&mut self.text[s]), v))
+    }
+
+    /// Records a (re)registered tool's text; keeps `old`'s vector when the text is the same.
+    pub fn put(&mut self, slot: u32, text: String, old: Option<(String, Option<Box<[f32]>>)>) {
+        self.grow(slot);
+        let s = slot as usize;
+        let kept = old.and_then(|(t, v)| (t == text).then_some(v).flatten());
+        match kept {
+            Some(v) => {
+                self.vec[s] = Some(v);
+                self.ready += 1;
+            }
+            None => {
+                self.pending.insert(slot);
+            }
+        }
+        self.text[s] = text;
+    }
+
+    /// Stores a vector computed for `text`; normalised to unit length.
+    pub fn set(&mut self, slot: u32, text: &str, vector: &[f32]) -> Result<(), VectorRefusal> {
+        let s = slot as usize;
+        if s >= self.text.len() || self.text[s] != text {
+            return Err(VectorRefusal::Stale);
+        }
+        let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+        let unit: Box<[f32]> = if norm > 0.0 && norm.is_finite() {
+            vector.iter().map(|x| x / norm).collect()
+        } else {
+            vector.iter().map(|_| 0.0).collect()
+        };
+        if self.vec[s].replace(unit).is_none() {
+            self.ready += 1;
+        }
+        self.pending.remove(&slot);
+        Ok(())
+    }
+}
+
+/// Dot product (both sides are unit length, so this is the cosine similarity).
+#[inline]
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
+    // Four independent accumulators let the compiler vectorise without reassociation flags.
+    let mut acc = [0f32; 4];
+    let chunks = a.len() / 4 * 4;
+    for i in (0..chunks).step_by(4) {
+        for j in 0..4 {
+            acc[j] += a[i + j] * b[i + j];
+        }
+    }
+    let mut sum = acc[0] + acc[1] + acc[2] + acc[3];
+    for i in chunks..a.len() {
+        sum += a[i] * b[i];
+    }
+    sum
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedding_text_reads_like_a_sentence() {
+        assert_eq!(
+            embedding_text("mcp__github__createIssue", "mcp:GitHub", "Open a new issue"),
+            "GitHub: github create Issue — Open a new issue"
+        );
+        assert_eq!(embedding_text("web_search", "web", ""), "web: web search");
+    }
+}
