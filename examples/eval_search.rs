@@ -740,36 +740,21 @@ fn big_bench(dir: &Path, sets: &[DataSet], tuning: &Tuning) -> Value {
             });
         }
     }
-    let jsonl = [
-        ("toucan-mcp-servers/servers_with_tools.jsonl", "server_name"),
-        ("docker-mcp-registry/servers_tools.jsonl", "server"),
-    ];
-    for (file, server_field) in jsonl {
-        let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
-            continue;
-        };
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let Ok(v) = serde_json::from_str::<Value>(line) else {
-                continue;
-            };
-            let server = s(&v[server_field]);
-            for t in v["tools"].as_array().into_iter().flatten() {
-                let mut params = Vec::new();
-                flatten_schema(&t["inputSchema"], "", 0, &mut params);
-                for a in t["arguments"].as_array().into_iter().flatten() {
-                    params.push((s(&a["name"]), s(&a["desc"])));
-                }
-                tools.push(Tool {
-                    name: format!("{file}::{server}::{}::{}", s(&t["name"]), tools.len()),
-                    key: s(&t["name"]),
-                    namespace: format!("mcp:{server}"),
-                    label: format!("mcp:{server}"),
-                    description: s(&t["description"]),
-                    params,
-                });
-            }
+    for_each_mcp_tool(dir, |file, server, t| {
+        let mut params = Vec::new();
+        flatten_schema(&t["inputSchema"], "", 0, &mut params);
+        for a in t["arguments"].as_array().into_iter().flatten() {
+            params.push((s(&a["name"]), s(&a["desc"])));
         }
-    }
+        tools.push(Tool {
+            name: format!("{file}::{server}::{}::{}", s(&t["name"]), tools.len()),
+            key: s(&t["name"]),
+            namespace: format!("mcp:{server}"),
+            label: format!("mcp:{server}"),
+            description: s(&t["description"]),
+            params,
+        });
+    });
     let start = Instant::now();
     let mut ours = Ours::build(&tools, tuning.clone());
     let build_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -1009,66 +994,51 @@ fn speed(dir: &Path, mode: &str) {
         schema: String,
     }
     let mut tools: Vec<Entry> = Vec::new();
-    let sources = [
-        ("toucan-mcp-servers/servers_with_tools.jsonl", "server_name"),
-        ("docker-mcp-registry/servers_tools.jsonl", "server"),
-    ];
-    for (file, server_field) in sources {
-        let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
-            continue;
+    for_each_mcp_tool(dir, |_, server, t| {
+        let description = s(&t["description"]);
+        let first = description
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("")
+            .chars()
+            .take(200)
+            .collect();
+        let schema = if t["inputSchema"].is_object() {
+            t["inputSchema"].to_string()
+        } else {
+            let props: serde_json::Map<String, Value> = t["arguments"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|a| {
+                    (
+                        s(&a["name"]),
+                        json!({"type": "string", "description": s(&a["desc"])}),
+                    )
+                })
+                .collect();
+            json!({"type": "object", "properties": props}).to_string()
         };
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let Ok(v) = serde_json::from_str::<Value>(line) else {
-                continue;
-            };
-            let server = s(&v[server_field]);
-            for t in v["tools"].as_array().into_iter().flatten() {
-                let description = s(&t["description"]);
-                let first = description
-                    .lines()
-                    .map(str::trim)
-                    .find(|l| !l.is_empty())
-                    .unwrap_or("")
-                    .chars()
-                    .take(200)
-                    .collect();
-                let schema = if t["inputSchema"].is_object() {
-                    t["inputSchema"].to_string()
-                } else {
-                    let props: serde_json::Map<String, Value> = t["arguments"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .map(|a| {
-                            (
-                                s(&a["name"]),
-                                json!({"type": "string", "description": s(&a["desc"])}),
-                            )
-                        })
-                        .collect();
-                    json!({"type": "object", "properties": props}).to_string()
-                };
-                let n = tools.len();
-                let wire = |text: &str| -> String {
-                    slug(text)
-                        .chars()
-                        .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
-                        .take(24)
-                        .collect()
-                };
-                tools.push(Entry {
-                    spec: EntrySpec {
-                        name: format!("mcp__{}__{}_{n}", wire(&server), wire(&s(&t["name"]))),
-                        namespace: format!("mcp:{server}"),
-                        namespace_label: Some(format!("mcp:{server}")),
-                        description: first,
-                        defer: Defer::Always,
-                    },
-                    schema,
-                });
-            }
-        }
-    }
+        let n = tools.len();
+        let wire = |text: &str| -> String {
+            slug(text)
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .take(24)
+                .collect()
+        };
+        tools.push(Entry {
+            spec: EntrySpec {
+                name: format!("mcp__{}__{}_{n}", wire(server), wire(&s(&t["name"]))),
+                namespace: format!("mcp:{server}"),
+                namespace_label: Some(format!("mcp:{server}")),
+                description: first,
+                defer: Defer::Always,
+            },
+            schema,
+        });
+    });
     let mut queries = Vec::new();
     for set in [
         "G1_instruction",
@@ -1368,4 +1338,27 @@ fn main() {
     let text = serde_json::to_string_pretty(&Value::Object(report)).expect("json");
     std::fs::write(&args.out, text).unwrap_or_else(|e| panic!("{}: {e}", args.out));
     println!("wrote {}", args.out);
+}
+
+/// Calls `f(file, server, tool)` for every tool of the Toucan and Docker MCP catalogs
+/// (skipping a missing file or a malformed line).
+fn for_each_mcp_tool(dir: &Path, mut f: impl FnMut(&str, &str, &Value)) {
+    let sources = [
+        ("toucan-mcp-servers/servers_with_tools.jsonl", "server_name"),
+        ("docker-mcp-registry/servers_tools.jsonl", "server"),
+    ];
+    for (file, server_field) in sources {
+        let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
+            continue;
+        };
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let server = s(&v[server_field]);
+            for t in v["tools"].as_array().into_iter().flatten() {
+                f(file, &server, t);
+            }
+        }
+    }
 }
