@@ -1176,15 +1176,7 @@ fn main() {
     if let Some(specs) = &args.try_specs {
         for spec in specs.split(';') {
             let tuning = parse_tuning(spec);
-            let vals: Vec<f64> = sets
-                .iter()
-                .map(|set| {
-                    headline(
-                        set.name,
-                        &evaluate(set, &Ours::build(&set.tools, tuning.clone())),
-                    )
-                })
-                .collect();
+            let vals = headlines(&sets, &tuning);
             println!("{:<50} {}", spec.trim(), fmt_row(&vals));
         }
         return;
@@ -1264,15 +1256,7 @@ fn main() {
         );
         let mut rows = Vec::new();
         for (name, tuning) in variants() {
-            let vals: Vec<f64> = sets
-                .iter()
-                .map(|set| {
-                    headline(
-                        set.name,
-                        &evaluate(set, &Ours::build(&set.tools, tuning.clone())),
-                    )
-                })
-                .collect();
+            let vals = headlines(&sets, &tuning);
             println!("{:<30} {}", name, fmt_row(&vals));
             rows.push(json!({ "variant": name, "headline": vals }));
         }
@@ -1361,4 +1345,16 @@ fn for_each_mcp_tool(dir: &Path, mut f: impl FnMut(&str, &str, &Value)) {
             }
         }
     }
+}
+
+/// The headline metric of every set for one ranking configuration.
+fn headlines(sets: &[DataSet], tuning: &Tuning) -> Vec<f64> {
+    sets.iter()
+        .map(|set| {
+            headline(
+                set.name,
+                &evaluate(set, &Ours::build(&set.tools, tuning.clone())),
+            )
+        })
+        .collect()
 }

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion, Tool};
 use rmcp::service::{NotificationContext, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -250,13 +250,7 @@ pub(crate) async fn connect(
             let transport =
                 AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin)
                     .with_max_line_length(p.max_message_bytes);
-            let open = async move {
-                handler
-                    .serve_with_ct(transport, serve_ct)
-                    .await
-                    .map_err(|e| error_chain(&e))
-            };
-            bounded(open, cancel, timeout).await
+            bounded(handshake(handler, transport, serve_ct), cancel, timeout).await
         }
         ServerConfig::StreamableHttp {
             id, url, headers, ..
@@ -272,13 +266,7 @@ pub(crate) async fn connect(
                 .max_json_response_size(p.max_message_bytes)
                 .max_sse_event_size(p.max_message_bytes);
             let transport = StreamableHttpClientTransport::with_client(client, config);
-            let open = async move {
-                handler
-                    .serve_with_ct(transport, serve_ct)
-                    .await
-                    .map_err(|e| error_chain(&e))
-            };
-            bounded(open, cancel, timeout).await
+            bounded(handshake(handler, transport, serve_ct), cancel, timeout).await
         }
         ServerConfig::Sse {
             id, url, headers, ..
@@ -292,10 +280,7 @@ pub(crate) async fn connect(
                 let transport = LegacySseTransport::connect(client, &url, headers, max)
                     .await
                     .map_err(|e| format!("could not open the SSE stream: {e}"))?;
-                handler
-                    .serve_with_ct(transport, serve_ct)
-                    .await
-                    .map_err(|e| error_chain(&e))
+                handshake(handler, transport, serve_ct).await
             };
             bounded(open, cancel, timeout).await
         }
@@ -341,6 +326,22 @@ pub(crate) async fn connect(
 }
 
 /// Races the handshake against the timeout and the cancel token.
+/// Runs the MCP `initialize` handshake over any transport.
+async fn handshake<T, E, A>(
+    handler: HubClient,
+    transport: T,
+    ct: CancellationToken,
+) -> Result<Running, String>
+where
+    T: IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    handler
+        .serve_with_ct(transport, ct)
+        .await
+        .map_err(|e| error_chain(&e))
+}
+
 async fn bounded<T>(
     fut: impl Future<Output = T>,
     cancel: &CancellationToken,
