@@ -142,6 +142,32 @@ describe('hybrid search', () => {
     expect(warnings.at(-1)).toMatch(/query failed; using word search only/)
   })
 
+  it('embeds a multi-sentence query whole and per sentence, once', async () => {
+    const calls = []
+    const { registry, warnings } = quiet({ embed: async (texts) => (calls.push(texts), texts.map(vectorOf)) })
+    registry.registerMany(catalogEntries())
+    await registry.embeddingsReady()
+    calls.length = 0
+    const query = 'Will it rain on Sunday? Also, check my inbox for new mail.'
+    const names = (await registry.searchAsync(query)).map((h) => h.name)
+    expect(calls).toEqual([[query, 'Will it rain on Sunday?', 'Also, check my inbox for new mail.']])
+    expect(names.slice(0, 2).sort()).toEqual(['forecast_lookup', 'send_mail'])
+    await registry.searchAsync(query)
+    expect(calls.length).toBe(1) // the query's vectors are cached
+    expect(warnings).toEqual([])
+  })
+
+  it('falls back to words when the embedder returns too few query vectors', async () => {
+    const query = 'Will it rain on Sunday? Also, check my inbox.'
+    const embed = async (texts) => (texts[0] === query ? [vectorOf(query)] : texts.map(vectorOf))
+    const { registry, warnings } = quiet({ embed })
+    registry.registerMany(catalogEntries())
+    await registry.embeddingsReady()
+    const hits = await registry.searchAsync(query)
+    expect(hits.map((h) => h.name)).toEqual(registry.search(query).map((h) => h.name))
+    expect(warnings).toEqual([expect.stringMatching(/returned 1 vectors for 3 query texts/)])
+  })
+
   it('returns nothing for a query that fits nothing, in words or meaning', async () => {
     const { registry } = quiet({ embeddingModel: mockModel() })
     for (const e of catalogEntries()) registry.register(e)

@@ -28,7 +28,9 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 use toolreg::registry::{Defer, EntrySpec, Registry};
-use toolreg::search::{SearchDoc, SearchIndex, SearchOptions, Tuning, embedding_text, tokenize};
+use toolreg::search::{
+    SearchDoc, SearchIndex, SearchOptions, Tuning, embedding_text, query_sentences, tokenize,
+};
 
 // ---------------------------------------------------------------------------------------------
 // Data model
@@ -379,7 +381,9 @@ impl Retriever for Ours {
 // ---------------------------------------------------------------------------------------------
 // Dense and hybrid systems (when `scripts/embed_eval.py` has computed the embeddings)
 
-/// Embeddings of one set: tool rows then query rows, unit length (all-MiniLM-L6-v2).
+/// Embeddings of one set (all-MiniLM-L6-v2, unit length): per tool, and per query the whole
+/// query's vector followed by its sentences' vectors, concatenated (what the registry hands
+/// `search_hybrid`).
 struct Embeddings {
     dim: usize,
     tools: Vec<Vec<f32>>,
@@ -393,7 +397,8 @@ fn embedding_dir() -> PathBuf {
 }
 
 /// What `scripts/embed_eval.py` embeds for a set: each tool's `embedding_text` (the text the
-/// registry hands the host's embedder), then each query.
+/// registry hands the host's embedder), each query, then the `query_sentences` of every query
+/// in query order.
 fn embedding_texts(set: &DataSet) -> Value {
     let tools: Vec<String> = set
         .tools
@@ -401,7 +406,8 @@ fn embedding_texts(set: &DataSet) -> Value {
         .map(|t| embedding_text(&t.name, &t.label, &t.description))
         .collect();
     let queries: Vec<&str> = set.queries.iter().map(|q| q.text.as_str()).collect();
-    json!({ "tools": tools, "queries": queries })
+    let sentences: Vec<&str> = queries.iter().flat_map(|q| query_sentences(q)).collect();
+    json!({ "tools": tools, "queries": queries, "sentences": sentences })
 }
 
 fn export_texts(sets: &[DataSet], dir: &Path) {
@@ -425,7 +431,12 @@ fn load_embeddings(set: &DataSet, dir: &Path) -> Option<Embeddings> {
         return None;
     }
     let bytes = std::fs::read(dir.join(format!("{}.f32", set.name))).ok()?;
-    let rows = set.tools.len() + set.queries.len();
+    let sentence_count: usize = set
+        .queries
+        .iter()
+        .map(|q| query_sentences(&q.text).len())
+        .sum();
+    let rows = set.tools.len() + set.queries.len() + sentence_count;
     let floats: Vec<f32> = bytes
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
@@ -436,37 +447,57 @@ fn load_embeddings(set: &DataSet, dir: &Path) -> Option<Embeddings> {
     let dim = floats.len() / rows;
     let mut chunks = floats.chunks_exact(dim).map(<[f32]>::to_vec);
     let tools: Vec<Vec<f32>> = chunks.by_ref().take(set.tools.len()).collect();
-    let queries = set
+    let mut queries: Vec<(String, Vec<f32>)> = set
         .queries
         .iter()
         .map(|q| q.text.clone())
-        .zip(chunks)
+        .zip(chunks.by_ref())
         .collect();
+    for (text, vector) in &mut queries {
+        for _ in query_sentences(text) {
+            vector.extend(chunks.next()?);
+        }
+    }
     Some(Embeddings {
         dim,
         tools,
-        queries,
+        queries: queries.into_iter().collect(),
     })
 }
 
-/// Dense retrieval alone: cosine similarity of query and tool embeddings, brute force.
+/// Dense retrieval alone, brute force: cosine similarity to the whole query's embedding, or
+/// (`sentences`) the best over the whole query's and its sentences' embeddings.
 struct Dense<'a> {
     emb: &'a Embeddings,
+    sentences: bool,
 }
 
 impl Retriever for Dense<'_> {
     fn top(&self, query: &str, k: usize) -> Vec<usize> {
-        let q = &self.emb.queries[query];
+        let all = &self.emb.queries[query];
+        let vectors = if self.sentences {
+            &all[..]
+        } else {
+            &all[..self.emb.dim]
+        };
         let mut scored: Vec<(f32, usize)> = self
             .emb
             .tools
             .iter()
             .enumerate()
-            .map(|(i, t)| (t.iter().zip(q).map(|(a, b)| a * b).sum(), i))
+            .map(|(i, t)| (best_similarity(t, vectors, self.emb.dim), i))
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         scored.into_iter().take(k).map(|(_, i)| i).collect()
     }
+}
+
+/// A tool's best cosine similarity over the query vectors (whole query, then sentences).
+fn best_similarity(tool: &[f32], query_vectors: &[f32], dim: usize) -> f32 {
+    query_vectors
+        .chunks_exact(dim)
+        .map(|q| tool.iter().zip(q).map(|(a, b)| a * b).sum::<f32>())
+        .fold(f32::MIN, f32::max)
 }
 
 /// `SearchIndex::search_hybrid` with every tool's vector stored, as the registry does once
@@ -921,11 +952,8 @@ fn parse_tuning(spec: &str) -> Tuning {
             "req" => t.request_word_weight = x,
             "qtf" => t.query_tf_exponent = x,
             "minrel" => t.min_relative_score = x,
-            "rrfk" => t.rrf_k = x,
             "dense" => t.dense_weight = x,
-            "depth" => t.fusion_depth = x as usize,
             "minsim" => t.dense_min_similarity = x,
-            "alpha" => t.score_fusion = x,
             _ if k.starts_with('w') => t.weights[k[1..].parse::<usize>().expect("field")] = x,
             _ if k.starts_with('b') => t.b[k[1..].parse::<usize>().expect("field")] = x,
             _ => panic!("unknown knob {k}"),
@@ -1194,7 +1222,7 @@ fn main() {
 
     let mut report = serde_json::Map::new();
     println!(
-        "{:<16} {:>6} {:>6}  {:<10} {:<9} {:>9} {:>9} {:>7} {:>9} {:>9}",
+        "{:<16} {:>6} {:>6}  {:<10} {:<9} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9}",
         "set",
         "tools",
         "queries",
@@ -1204,13 +1232,31 @@ fn main() {
         "ours",
         "delta",
         "dense",
+        "dense+s",
         "hybrid"
     );
     for set in &sets {
         let base = evaluate(set, &Baseline::build(&set.tools, BASELINE));
         let ours = evaluate(set, &Ours::build(&set.tools, args.tuning.clone()));
         let emb = embeddings[sets.iter().position(|s| s.name == set.name).expect("set")].as_ref();
-        let dense = emb.map(|e| evaluate(set, &Dense { emb: e }));
+        let dense = emb.map(|e| {
+            evaluate(
+                set,
+                &Dense {
+                    emb: e,
+                    sentences: false,
+                },
+            )
+        });
+        let dense_sentences = emb.map(|e| {
+            evaluate(
+                set,
+                &Dense {
+                    emb: e,
+                    sentences: true,
+                },
+            )
+        });
         let hybrid = emb.map(|e| evaluate(set, &Hybrid::build(&set.tools, args.tuning.clone(), e)));
         let mut metrics = serde_json::Map::new();
         let pick = |scores: &Option<Scores>, mi: usize, gi: usize| -> Option<f64> {
@@ -1221,9 +1267,13 @@ fn main() {
         for (mi, ((m, bper), (_, oper))) in base.iter().zip(&ours).enumerate() {
             let mut groups = serde_json::Map::new();
             for (gi, ((g, b), (_, o))) in bper.iter().zip(oper).enumerate() {
-                let (d, h) = (pick(&dense, mi, gi), pick(&hybrid, mi, gi));
+                let (d, ds, h) = (
+                    pick(&dense, mi, gi),
+                    pick(&dense_sentences, mi, gi),
+                    pick(&hybrid, mi, gi),
+                );
                 println!(
-                    "{:<16} {:>6} {:>6}  {:<10} {:<9} {:>9.3} {:>9.3} {:>+7.3} {} {}",
+                    "{:<16} {:>6} {:>6}  {:<10} {:<9} {:>9.3} {:>9.3} {:>+7.3} {} {} {}",
                     set.name,
                     set.tools.len(),
                     set.queries.len(),
@@ -1233,11 +1283,13 @@ fn main() {
                     o,
                     o - b,
                     cell(d),
+                    cell(ds),
                     cell(h)
                 );
                 let mut row = json!({ "baseline": b, "ours": o });
-                if let (Some(d), Some(h)) = (d, h) {
+                if let (Some(d), Some(ds), Some(h)) = (d, ds, h) {
                     row["dense"] = json!(d);
+                    row["dense_sentences"] = json!(ds);
                     row["hybrid"] = json!(h);
                 }
                 groups.insert(g.clone(), row);
@@ -1313,6 +1365,8 @@ fn main() {
         "method".into(),
         json!({
             "baseline": "BM25 k1=1.2 b=0.75 over name + ' ' + description; lowercase alphanumeric words, stopwords removed (same list as search); no stemming, identifier splitting, fields or pooling",
+            "dense": "all-MiniLM-L6-v2 (scripts/embed_eval.py) cosine similarity of the query's and each tool's embedding_text embeddings; dense+s: best similarity over the whole query and each of its query_sentences",
+            "hybrid": "SearchIndex::search_hybrid with default Tuning: 0.4 * z(BM25F score) + 0.6 * z(dense+s similarity), z over the catalog; candidates = word hits and tools with similarity >= 0.2",
             "ours": "SearchIndex with default Tuning: BM25F over name parts, exact name, namespace label, description, parameter names/descriptions; identifier splitting, folding, light stemming, stopwords; phrases; prefix expansion; request-word weighting; namespace pool",
             "stabletoolbench": "catalog = union of api_list over the 6 test files keyed by (tool_name, api_name); doc name = slug(tool)__slug(api); namespace = label = tool_name; description = api_description; params = required + optional parameters",
             "livemcpbench": "527 tools; namespace mcp:<server key>, label mcp:<server name>; names colliding across servers become <server>__<name>; relevant = Annotator Metadata.Tools names present in tools.json, matched by name in any server; queries without any such name are skipped",

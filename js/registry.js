@@ -233,23 +233,33 @@ class ToolRegistry {
     }
   }
 
-  /** The query's embedding (a few recent ones are cached), or throws. */
+  /**
+   * The query's embedding followed by its sentences' (a request for several things is matched
+   * per sentence as well), as one flat array; a few recent queries are cached. Throws when the
+   * embedder returns no usable vectors.
+   */
   async #queryVector(query) {
     const cached = this.#queryVectors.get(query)
     if (cached) return cached
-    const [vector] = await this.#embed([query])
-    if (!Array.isArray(vector) && !(vector instanceof Float32Array)) {
-      throw new TypeError('the embedder returned no vector for the query')
+    const texts = [query, ...native.querySentences(query)]
+    const vectors = await this.#embed(texts)
+    if (!Array.isArray(vectors) || vectors.length !== texts.length) {
+      throw new TypeError(`the embedder returned ${Array.isArray(vectors) ? vectors.length : 'no'} vectors for ${texts.length} query texts`)
     }
-    const v = Float32Array.from(vector)
-    this.#queryVectors.set(query, v)
+    const dim = vectors[0]?.length
+    if (!dim || vectors.some((v) => (!Array.isArray(v) && !(v instanceof Float32Array)) || v.length !== dim)) {
+      throw new TypeError('the embedder returned query vectors that are not number arrays of one length')
+    }
+    const flat = new Float32Array(dim * vectors.length)
+    vectors.forEach((v, i) => flat.set(v, i * dim))
+    this.#queryVectors.set(query, flat)
     if (this.#queryVectors.size > 64) this.#queryVectors.delete(this.#queryVectors.keys().next().value)
-    return v
+    return flat
   }
 
   /**
-   * `search`, hybrid when the registry has an embedder: the query is embedded and the word
-   * ranking is fused with the embedding ranking (reciprocal rank fusion). When the embedder
+   * `search`, hybrid when the registry has an embedder: the query is embedded and each tool's
+   * word score is fused with its embedding similarity (standard scores, 0.4 / 0.6). When the embedder
    * fails, warns and falls back to the word ranking. `select:`, regex and empty queries are
    * never embedded.
    */

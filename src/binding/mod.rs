@@ -6,6 +6,7 @@
 mod defer;
 mod mcp;
 mod registry;
+mod search;
 mod tokens;
 
 use napi::bindgen_prelude::*;

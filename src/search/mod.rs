@@ -20,6 +20,7 @@ mod rank;
 pub mod tokenize;
 mod vector;
 
+pub use fuse::{MAX_QUERY_SENTENCES, query_sentences};
 pub use vector::embedding_text;
 
 use std::collections::HashSet;
@@ -94,6 +95,10 @@ pub enum SearchError {
     RegexTooComplex { limit: usize },
     #[error("embedding has {got} dimensions; this registry's embeddings have {expected}")]
     VectorDim { expected: usize, got: usize },
+    #[error(
+        "query embeddings have {got} values in all; expected one or more vectors of this registry's {dim} dimensions"
+    )]
+    QueryVectorLength { dim: usize, got: usize },
 }
 
 /// How many tools have a vector, and how many still wait for one.
@@ -138,19 +143,12 @@ pub struct Tuning {
     /// Hits scoring below this fraction of the best hit are dropped (matches on one stray
     /// word of a long request).
     pub min_relative_score: f64,
-    /// Hybrid search: reciprocal rank fusion constant (`1 / (k + rank)`).
-    pub rrf_k: f64,
-    /// Hybrid search: weight of the dense ranking relative to the lexical one.
+    /// Hybrid search: weight of the dense side in the fused score,
+    /// `(1 − w)·z(word score) + w·z(similarity)` (z: standard score over the catalog).
     pub dense_weight: f64,
-    /// Hybrid search: how many hits of each ranking are fused.
-    pub fusion_depth: usize,
-    /// Hybrid search: tools less similar than this (cosine) to the query are not dense hits,
-    /// so a query that fits nothing still returns nothing.
+    /// Hybrid search: tools less similar than this (cosine) to the query are not dense
+    /// candidates, so a query that fits nothing still returns nothing.
     pub dense_min_similarity: f64,
-    /// Hybrid search: when above 0, fuse scores instead of ranks: this weight times the
-    /// similarity over the query's best similarity, plus (1 − weight) times the word score
-    /// over the best word score.
-    pub score_fusion: f64,
 }
 
 impl Default for Tuning {
@@ -168,11 +166,8 @@ impl Default for Tuning {
             request_word_weight: 0.5,
             query_tf_exponent: 0.5,
             min_relative_score: 0.05,
-            rrf_k: 60.0,
-            dense_weight: 1.0,
-            fusion_depth: 50,
+            dense_weight: 0.6,
             dense_min_similarity: 0.2,
-            score_fusion: 0.0,
         }
     }
 }
@@ -375,27 +370,32 @@ impl SearchIndex {
         }
     }
 
-    /// [`Self::search`], fusing the word ranking with a dense ranking by similarity to
-    /// `query_vector` (the query's embedding) when one is given and the query is a word query.
-    /// Tools without a vector yet take part through their word rank only.
+    /// [`Self::search`], fused with the similarity of each tool's embedding to the query's
+    /// when `query_vectors` is given and the query is a word query (see the `fuse` module).
+    ///
+    /// `query_vectors` is the query's embedding, optionally followed by the embeddings of its
+    /// [`query_sentences`], concatenated: a multiple of the tools' vector length. Until some
+    /// tool has a vector, the result is the word ranking. Tools without a vector yet take part
+    /// through their word score only.
     pub fn search_hybrid(
         &self,
         query: &str,
-        query_vector: Option<&[f32]>,
+        query_vectors: Option<&[f32]>,
         opts: &SearchOptions,
     ) -> Result<Vec<SearchHit>, SearchError> {
         let q = query.trim();
-        let Some(qv) = query_vector else {
+        let Some(qv) = query_vectors else {
             return self.search(query, opts);
         };
         if q.is_empty() || q.starts_with("select:") || opts.mode != SearchMode::Bm25 {
             return self.search(query, opts);
         }
-        if self.vectors.dim != 0 && qv.len() != self.vectors.dim {
-            return Err(SearchError::VectorDim {
-                expected: self.vectors.dim,
-                got: qv.len(),
-            });
+        let dim = self.vectors.dim;
+        if dim == 0 || self.vectors.ready == 0 {
+            return self.search(query, opts);
+        }
+        if qv.is_empty() || !qv.len().is_multiple_of(dim) {
+            return Err(SearchError::QueryVectorLength { dim, got: qv.len() });
         }
         Ok(fuse::hybrid(
             &self.store,

@@ -52,6 +52,25 @@ pub(crate) fn search(
     query: &str,
     opts: &SearchOptions,
 ) -> Vec<SearchHit> {
+    ranked_slots(store, tuning, query, opts)
+        .into_iter()
+        .filter_map(|(slot, score)| {
+            let doc = store.docs[slot as usize].as_ref()?;
+            Some(SearchHit {
+                name: doc.name.clone(),
+                score,
+            })
+        })
+        .collect()
+}
+
+/// The best `opts.limit` documents for a word query as `(slot, score)`, best first.
+pub(crate) fn ranked_slots(
+    store: &Store,
+    tuning: &Tuning,
+    query: &str,
+    opts: &SearchOptions,
+) -> Vec<(u32, f64)> {
     if opts.limit == 0 || store.live == 0 {
         return Vec::new();
     }
@@ -163,6 +182,7 @@ fn pool_namespaces(store: &Store, t: &Tuning, terms: &[QueryTerm], s: &mut Scrat
 struct Ranked<'a> {
     score: f64,
     name: &'a str,
+    slot: u32,
 }
 
 impl Ord for Ranked<'_> {
@@ -200,7 +220,7 @@ fn top(
     required_mask: u64,
     opts: &SearchOptions,
     s: &Scratch,
-) -> Vec<SearchHit> {
+) -> Vec<(u32, f64)> {
     let mut heap: BinaryHeap<Ranked> = BinaryHeap::with_capacity(opts.limit + 1);
     for &d in &s.touched {
         let cell = s.cells[d as usize];
@@ -214,6 +234,7 @@ fn top(
         let hit = Ranked {
             score: cell.score + t.namespace_pool * pool,
             name: &doc.name,
+            slot: d,
         };
         if hit.score <= 0.0 {
             continue;
@@ -232,10 +253,5 @@ fn top(
     // Relative floor: drop hits far below the best (matches on one stray frequent word).
     let floor = hits.first().map_or(0.0, |h| h.score) * t.min_relative_score;
     hits.retain(|h| h.score >= floor);
-    hits.into_iter()
-        .map(|h| SearchHit {
-            name: h.name.to_owned(),
-            score: h.score,
-        })
-        .collect()
+    hits.into_iter().map(|h| (h.slot, h.score)).collect()
 }

@@ -740,6 +740,28 @@ fn hybrid_ranks_the_meaning_match_first_where_words_alone_fail() {
 }
 
 #[test]
+fn hybrid_takes_each_tools_best_match_over_the_query_sentences() {
+    let idx = hybrid_catalog();
+    let opts = SearchOptions::default();
+    // No shared words; the whole query's vector blurs two requests into neither.
+    let query = "Will it pour tomorrow? Then write to Ann.";
+    let blur = [0.1f32, 0.0, 0.1, 1.0];
+    assert!(
+        idx.search_hybrid(query, Some(&blur), &opts)
+            .unwrap()
+            .is_empty()
+    );
+    let mut with_sentences = blur.to_vec();
+    with_sentences.extend([1.0, 0.0, 0.0, 0.05, 0.0, 0.0, 1.0, 0.05]);
+    let hits = idx
+        .search_hybrid(query, Some(&with_sentences), &opts)
+        .unwrap();
+    let mut found = names(&hits);
+    found.sort_unstable();
+    assert_eq!(found, ["forecast_lookup", "send_mail"]);
+}
+
+#[test]
 fn hybrid_applies_filters_to_dense_hits() {
     let idx = hybrid_catalog();
     let allowed: HashSet<String> = ["send_mail".to_string()].into();
@@ -800,7 +822,7 @@ fn vectors_follow_upserts_and_removals() {
     ));
     assert!(matches!(
         idx.search_hybrid("rain", Some(&[1.0]), &SearchOptions::default()),
-        Err(SearchError::VectorDim { .. })
+        Err(SearchError::QueryVectorLength { dim: 4, got: 1 })
     ));
     // Removal frees the vector; a reused slot starts without one.
     assert!(idx.remove("forecast_lookup"));
