@@ -83,16 +83,17 @@ impl Standard {
     }
 }
 
-/// Unit-length copies of the query vectors (`dim` floats each); zero or non-finite ones are
-/// dropped.
-fn unit_queries(query_vectors: &[f32], dim: usize) -> Vec<Vec<f32>> {
-    query_vectors
-        .chunks_exact(dim)
-        .filter_map(|v| {
-            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-            (norm > 0.0 && norm.is_finite()).then(|| v.iter().map(|x| x / norm).collect())
-        })
-        .collect()
+/// Unit-length copies of the query vectors (`dim` floats each), concatenated; zero or
+/// non-finite ones are dropped.
+fn unit_queries(query_vectors: &[f32], dim: usize) -> Vec<f32> {
+    let mut out = Vec::with_capacity(query_vectors.len());
+    for v in query_vectors.chunks_exact(dim) {
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm > 0.0 && norm.is_finite() {
+            out.extend(v.iter().map(|x| x / norm));
+        }
+    }
+    out
 }
 
 /// Fuses the word ranking of `query` with the similarity of each tool's vector to the query
@@ -110,7 +111,8 @@ pub(crate) fn hybrid(
     if opts.limit == 0 {
         return Vec::new();
     }
-    let queries = unit_queries(query_vectors, vectors.dim.max(1));
+    let dim = vectors.dim.max(1);
+    let queries = unit_queries(query_vectors, dim);
     // Per slot: best similarity to any query vector, for tools that pass the filters and have
     // a vector.
     let mut sims: Vec<Option<f32>> = vec![None; store.docs.len()];
@@ -125,7 +127,13 @@ pub(crate) fn hybrid(
         let Some(Some(v)) = vectors.vec.get(slot) else {
             continue;
         };
-        let Some(best) = queries.iter().map(|q| dot(v, q)).reduce(f32::max) else {
+        // Every query vector against this tool's vector while it is in cache: the catalog's
+        // vectors are read once per search, not once per query vector.
+        let Some(best) = queries
+            .chunks_exact(dim)
+            .map(|q| dot(v, q))
+            .reduce(f32::max)
+        else {
             continue;
         };
         sims[slot] = Some(best);
@@ -134,15 +142,7 @@ pub(crate) fn hybrid(
         sum_sq += (best as f64) * (best as f64);
     }
     let dense = Standard::new(sum, sum_sq, with_vector);
-    let lexical = rank::ranked_slots(
-        store,
-        t,
-        query,
-        &SearchOptions {
-            limit: store.docs.len(),
-            ..*opts
-        },
-    );
+    let lexical = rank::all_matches(store, t, query, opts);
     let words = Standard::new(
         lexical.iter().map(|&(_, s)| s).sum(),
         lexical.iter().map(|&(_, s)| s * s).sum(),
@@ -153,20 +153,28 @@ pub(crate) fn hybrid(
         word_score[slot as usize] = s;
     }
     let a = t.dense_weight.clamp(0.0, 1.0);
-    let fused = |slot: usize| {
-        let zd = sims[slot].map_or(0.0, |s| dense.z(s as f64));
-        (1.0 - a) * words.z(word_score[slot]) + a * zd
-    };
     let floor = t.dense_min_similarity as f32;
     let mut hits: Vec<(f64, &str)> = store
         .docs
         .iter()
         .enumerate()
-        .filter(|&(slot, _)| word_score[slot] > 0.0 || sims[slot].is_some_and(|s| s >= floor))
-        .filter_map(|(slot, doc)| Some((fused(slot), doc.as_ref()?.name.as_str())))
+        .filter_map(|(slot, doc)| {
+            let sim = sims[slot];
+            if word_score[slot] <= 0.0 && !sim.is_some_and(|s| s >= floor) {
+                return None;
+            }
+            let zd = sim.map_or(0.0, |s| dense.z(s as f64));
+            let score = (1.0 - a) * words.z(word_score[slot]) + a * zd;
+            Some((score, doc.as_ref()?.name.as_str()))
+        })
         .collect();
-    hits.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-    hits.truncate(opts.limit);
+    let best_first =
+        |x: &(f64, &str), y: &(f64, &str)| y.0.total_cmp(&x.0).then_with(|| x.1.cmp(y.1));
+    if hits.len() > opts.limit {
+        hits.select_nth_unstable_by(opts.limit, best_first);
+        hits.truncate(opts.limit);
+    }
+    hits.sort_by(best_first);
     hits.into_iter()
         .map(|(score, name)| SearchHit {
             name: name.to_owned(),

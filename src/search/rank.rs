@@ -13,7 +13,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use super::filter::passes;
-use super::index::{NF, Store};
+use super::index::{Doc, NF, Store};
 use super::query::{QueryTerm, parse};
 use super::{SearchHit, SearchOptions, Tuning};
 
@@ -52,26 +52,55 @@ pub(crate) fn search(
     query: &str,
     opts: &SearchOptions,
 ) -> Vec<SearchHit> {
-    ranked_slots(store, tuning, query, opts)
-        .into_iter()
-        .filter_map(|(slot, score)| {
-            let doc = store.docs[slot as usize].as_ref()?;
-            Some(SearchHit {
-                name: doc.name.clone(),
-                score,
-            })
+    if opts.limit == 0 {
+        return Vec::new();
+    }
+    scored(store, tuning, query, |mask, s| {
+        top(store, tuning, mask, opts, s)
+    })
+    .into_iter()
+    .filter_map(|(slot, score)| {
+        let doc = store.docs[slot as usize].as_ref()?;
+        Some(SearchHit {
+            name: doc.name.clone(),
+            score,
         })
-        .collect()
+    })
+    .collect()
 }
 
-/// The best `opts.limit` documents for a word query as `(slot, score)`, best first.
-pub(crate) fn ranked_slots(
+/// Every document that matches the word query (required words, filters, relative floor) as
+/// `(slot, score)`, in no particular order: the word side of hybrid search.
+pub(crate) fn all_matches(
     store: &Store,
     tuning: &Tuning,
     query: &str,
     opts: &SearchOptions,
 ) -> Vec<(u32, f64)> {
-    if opts.limit == 0 || store.live == 0 {
+    scored(store, tuning, query, |mask, s| {
+        let mut hits: Vec<(u32, f64)> = s
+            .touched
+            .iter()
+            .filter_map(|&d| {
+                let (score, doc) = final_score(store, tuning, mask, s, d)?;
+                passes(doc, opts).then_some((d, score))
+            })
+            .collect();
+        let best = hits.iter().map(|&(_, score)| score).fold(0.0, f64::max);
+        hits.retain(|&(_, score)| score >= best * tuning.min_relative_score);
+        hits
+    })
+}
+
+/// Scores the query's words into the per-thread scratch and hands `pick` the required-word
+/// mask and the scores.
+fn scored(
+    store: &Store,
+    tuning: &Tuning,
+    query: &str,
+    pick: impl FnOnce(u64, &Scratch) -> Vec<(u32, f64)>,
+) -> Vec<(u32, f64)> {
+    if store.live == 0 {
         return Vec::new();
     }
     let Some(parsed) = parse(store, query, tuning) else {
@@ -87,10 +116,29 @@ pub(crate) fn ranked_slots(
         s.reset();
         s.ensure(store);
         accumulate(store, tuning, &parsed.terms, s);
-        let hits = top(store, tuning, parsed.required_mask, opts, s);
+        let hits = pick(parsed.required_mask, s);
         s.reset();
         hits
     })
+}
+
+/// A touched document's final score (own score plus the namespace pool share), when it
+/// carries every required word and scores above zero.
+fn final_score<'a>(
+    store: &'a Store,
+    t: &Tuning,
+    required_mask: u64,
+    s: &Scratch,
+    d: u32,
+) -> Option<(f64, &'a Doc)> {
+    let cell = s.cells[d as usize];
+    if cell.mask & required_mask != required_mask {
+        return None;
+    }
+    let doc = store.docs[d as usize].as_ref()?;
+    let pool = s.ns_acc.get(doc.ns as usize).copied().unwrap_or(0.0);
+    let score = cell.score + t.namespace_pool * pool;
+    (score > 0.0).then_some((score, doc))
 }
 
 impl Scratch {
@@ -223,22 +271,14 @@ fn top(
 ) -> Vec<(u32, f64)> {
     let mut heap: BinaryHeap<Ranked> = BinaryHeap::with_capacity(opts.limit + 1);
     for &d in &s.touched {
-        let cell = s.cells[d as usize];
-        if cell.mask & required_mask != required_mask {
-            continue;
-        }
-        let Some(doc) = store.docs[d as usize].as_ref() else {
+        let Some((score, doc)) = final_score(store, t, required_mask, s, d) else {
             continue;
         };
-        let pool = s.ns_acc.get(doc.ns as usize).copied().unwrap_or(0.0);
         let hit = Ranked {
-            score: cell.score + t.namespace_pool * pool,
+            score,
             name: &doc.name,
             slot: d,
         };
-        if hit.score <= 0.0 {
-            continue;
-        }
         if heap.len() == opts.limit && heap.peek().is_some_and(|worst| hit >= *worst) {
             continue;
         }

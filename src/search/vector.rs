@@ -132,19 +132,18 @@ impl Vectors {
 /// Dot product (both sides are unit length, so this is the cosine similarity).
 #[inline]
 pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
-    // Four independent accumulators let the compiler vectorise without reassociation flags.
-    let mut acc = [0f32; 4];
-    let chunks = a.len() / 4 * 4;
-    for i in (0..chunks).step_by(4) {
-        for j in 0..4 {
-            acc[j] += a[i + j] * b[i + j];
+    // Eight independent lanes let the compiler keep two SIMD registers busy without
+    // reassociation flags.
+    let mut acc = [0f32; 8];
+    let (a8, a_rest) = a.split_at(a.len() / 8 * 8);
+    let (b8, b_rest) = b.split_at(a8.len().min(b.len()));
+    for (x, y) in a8.chunks_exact(8).zip(b8.chunks_exact(8)) {
+        for j in 0..8 {
+            acc[j] += x[j] * y[j];
         }
     }
-    let mut sum = acc[0] + acc[1] + acc[2] + acc[3];
-    for i in chunks..a.len() {
-        sum += a[i] * b[i];
-    }
-    sum
+    let tail: f32 = a_rest.iter().zip(b_rest).map(|(x, y)| x * y).sum();
+    acc.iter().sum::<f32>() + tail
 }
 
 #[cfg(test)]
