@@ -297,6 +297,12 @@ export interface ToolRegistryOptions {
   embed?: (texts: string[]) => Promise<number[][]>
   /** Texts per embedder call when embedding registered tools (default 64). */
   embedBatchSize?: number
+  /**
+   * Hybrid search with toolreg's built-in static embeddings (a token table distilled from
+   * all-MiniLM-L6-v2): no model, no network, vectors computed natively at registration. Then
+   * `search` is hybrid too. Not combinable with `embed` / `embeddingModel`.
+   */
+  builtinEmbeddings?: boolean
 }
 
 export interface EmbeddingStats {
@@ -317,6 +323,6 @@ export interface ToolRegistry {
   /** Resolves when every tool has a vector, or when the last embedding attempt failed. */
   embeddingsReady(): Promise<void>
   readonly embeddingStats: EmbeddingStats
-  /** Whether the registry has an embedder. */
+  /** Whether the registry has an embedder (its own or the built-in one). */
   readonly hybrid: boolean
 }

@@ -209,3 +209,36 @@ describe('hybrid search', () => {
     expect(() => new ToolRegistry({ embed: 42 })).toThrow(/embed/)
   })
 })
+
+describe('built-in embeddings', () => {
+  const entries = () => [
+    entry('crypto_quotes', { description: 'Live quotes for cryptocurrencies and stocks', defer: 'always' }),
+    entry('weather_now', { description: 'Current weather conditions for a city', defer: 'always' }),
+    entry('send_mail', { namespace: 'mcp:mail', description: 'Send an email message', defer: 'always' }),
+  ]
+  const QUERY = 'how is bitcoin trading'
+
+  it('finds a tool by meaning with no embedder: vectors at registration, search and searchAsync alike', async () => {
+    // The precondition that makes this test able to fail: no word of the query is in the catalog.
+    const words = new ToolRegistry()
+    words.registerMany(entries())
+    expect(words.search(QUERY)).toEqual([])
+
+    const registry = new ToolRegistry({ builtinEmbeddings: true })
+    registry.registerMany(entries())
+    expect(registry.hybrid).toBe(true)
+    expect(registry.embeddingStats).toMatchObject({ enabled: true, ready: 3, pending: 0, dimensions: 128 })
+    expect(registry.search(QUERY)[0].name).toBe('crypto_quotes')
+    expect((await registry.searchAsync(QUERY))[0].name).toBe('crypto_quotes')
+    // Later registrations are embedded at once; exact names still win.
+    registry.register(entry('rain_radar', { description: 'Precipitation radar maps', defer: 'always' }))
+    expect(registry.embeddingStats).toMatchObject({ ready: 4, pending: 0 })
+    expect(registry.search('select:send_mail').map((h) => h.name)).toEqual(['send_mail'])
+    expect((await registry.searchAsync('will it rain tomorrow'))[0].name).toBe('rain_radar')
+  })
+
+  it('refuses to combine with a host embedder, and a non-boolean', () => {
+    expect(() => new ToolRegistry({ builtinEmbeddings: true, embed: async (t) => t.map(vectorOf) })).toThrow(TypeError)
+    expect(() => new ToolRegistry({ builtinEmbeddings: 'yes' })).toThrow(/builtinEmbeddings/)
+  })
+})

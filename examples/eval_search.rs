@@ -537,6 +537,35 @@ impl Retriever for Hybrid<'_> {
     }
 }
 
+/// Hybrid search with the built-in static embeddings: no embedder, no precomputed vectors.
+struct Builtin {
+    ours: Ours,
+}
+
+impl Builtin {
+    fn build(tools: &[Tool], tuning: Tuning) -> Self {
+        let mut ours = Ours::build(tools, tuning);
+        ours.index.use_builtin_embeddings();
+        Builtin { ours }
+    }
+}
+
+impl Retriever for Builtin {
+    fn top(&self, query: &str, k: usize) -> Vec<usize> {
+        let opts = SearchOptions {
+            limit: k,
+            ..Default::default()
+        };
+        self.ours
+            .index
+            .search_hybrid(query, None, &opts)
+            .expect("builtin hybrid")
+            .into_iter()
+            .map(|h| self.ours.ids[&h.name])
+            .collect()
+    }
+}
+
 /// Textbook BM25 (k1 1.2, b 0.75) over `name + " " + description`: lowercase alphanumeric
 /// words, optionally without stopwords and/or stemmed (the same lists as `search`).
 struct Baseline {
@@ -953,6 +982,7 @@ fn parse_tuning(spec: &str) -> Tuning {
             "qtf" => t.query_tf_exponent = x,
             "minrel" => t.min_relative_score = x,
             "dense" => t.dense_weight = x,
+            "builtin" => t.builtin_dense_weight = x,
             "minsim" => t.dense_min_similarity = x,
             _ if k.starts_with('w') => t.weights[k[1..].parse::<usize>().expect("field")] = x,
             _ if k.starts_with('b') => t.b[k[1..].parse::<usize>().expect("field")] = x,
@@ -1179,9 +1209,18 @@ fn main() {
     let embeddings: Vec<Option<Embeddings>> =
         sets.iter().map(|s| load_embeddings(s, &emb_dir)).collect();
     if let Some(specs) = &args.fusion {
-        // Like --try, for the hybrid system.
+        // Like --try, for the hybrid systems: host embeddings (when computed), then built-in.
         for spec in specs.split(';') {
             let tuning = parse_tuning(spec);
+            let builtin: Vec<f64> = sets
+                .iter()
+                .map(|set| {
+                    headline(
+                        set.name,
+                        &evaluate(set, &Builtin::build(&set.tools, tuning.clone())),
+                    )
+                })
+                .collect();
             let vals: Vec<f64> = sets
                 .iter()
                 .zip(&embeddings)
@@ -1193,7 +1232,12 @@ fn main() {
                     ))
                 })
                 .collect();
-            println!("{:<50} {}", spec.trim(), fmt_row(&vals));
+            println!(
+                "{:<40} hybrid {}  builtin {}",
+                spec.trim(),
+                fmt_row(&vals),
+                fmt_row(&builtin)
+            );
         }
         return;
     }
@@ -1222,7 +1266,7 @@ fn main() {
 
     let mut report = serde_json::Map::new();
     println!(
-        "{:<16} {:>6} {:>6}  {:<10} {:<9} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9}",
+        "{:<16} {:>6} {:>6}  {:<10} {:<9} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9}",
         "set",
         "tools",
         "queries",
@@ -1233,7 +1277,8 @@ fn main() {
         "delta",
         "dense",
         "dense+s",
-        "hybrid"
+        "hybrid",
+        "builtin"
     );
     for set in &sets {
         let base = evaluate(set, &Baseline::build(&set.tools, BASELINE));
@@ -1258,6 +1303,7 @@ fn main() {
             )
         });
         let hybrid = emb.map(|e| evaluate(set, &Hybrid::build(&set.tools, args.tuning.clone(), e)));
+        let builtin = evaluate(set, &Builtin::build(&set.tools, args.tuning.clone()));
         let mut metrics = serde_json::Map::new();
         let pick = |scores: &Option<Scores>, mi: usize, gi: usize| -> Option<f64> {
             scores.as_ref().map(|s| s[mi].1[gi].1)
@@ -1273,7 +1319,7 @@ fn main() {
                     pick(&hybrid, mi, gi),
                 );
                 println!(
-                    "{:<16} {:>6} {:>6}  {:<10} {:<9} {:>9.3} {:>9.3} {:>+7.3} {} {} {}",
+                    "{:<16} {:>6} {:>6}  {:<10} {:<9} {:>9.3} {:>9.3} {:>+7.3} {} {} {} {:>9.3}",
                     set.name,
                     set.tools.len(),
                     set.queries.len(),
@@ -1284,9 +1330,10 @@ fn main() {
                     o - b,
                     cell(d),
                     cell(ds),
-                    cell(h)
+                    cell(h),
+                    builtin[mi].1[gi].1
                 );
-                let mut row = json!({ "baseline": b, "ours": o });
+                let mut row = json!({ "baseline": b, "ours": o, "builtin": builtin[mi].1[gi].1 });
                 if let (Some(d), Some(ds), Some(h)) = (d, ds, h) {
                     row["dense"] = json!(d);
                     row["dense_sentences"] = json!(ds);
@@ -1367,6 +1414,7 @@ fn main() {
             "baseline": "BM25 k1=1.2 b=0.75 over name + ' ' + description; lowercase alphanumeric words, stopwords removed (same list as search); no stemming, identifier splitting, fields or pooling",
             "dense": "all-MiniLM-L6-v2 (scripts/embed_eval.py) cosine similarity of the query's and each tool's embedding_text embeddings; dense+s: best similarity over the whole query and each of its query_sentences",
             "hybrid": "SearchIndex::search_hybrid with default Tuning: 0.4 * z(BM25F score) + 0.6 * z(dense+s similarity), z over the catalog; candidates = word hits and tools with similarity >= 0.2",
+            "builtin": "SearchIndex::use_builtin_embeddings + search_hybrid(query, None): the same fusion with the built-in static table (assets/static-embeddings) embedding tools and query (+ sentences), dense weight builtin_dense_weight",
             "ours": "SearchIndex with default Tuning: BM25F over name parts, exact name, namespace label, description, parameter names/descriptions; identifier splitting, folding, light stemming, stopwords; phrases; prefix expansion; request-word weighting; namespace pool",
             "stabletoolbench": "catalog = union of api_list over the 6 test files keyed by (tool_name, api_name); doc name = slug(tool)__slug(api); namespace = label = tool_name; description = api_description; params = required + optional parameters",
             "livemcpbench": "527 tools; namespace mcp:<server key>, label mcp:<server name>; names colliding across servers become <server>__<name>; relevant = Annotator Metadata.Tools names present in tools.json, matched by name in any server; queries without any such name are skipped",

@@ -63,6 +63,8 @@ class ToolRegistry {
   /** The running embedding pass, if any. */
   #embedding = null
   #queryVectors = new Map()
+  /** Whether tools and queries are embedded natively with the built-in static table. */
+  #builtin = false
 
   /**
    * @param {{
@@ -70,11 +72,18 @@ class ToolRegistry {
    *   embeddingModel?: import('ai').EmbeddingModel,
    *   embed?: (texts: string[]) => Promise<number[][]>,
    *   embedBatchSize?: number,
+   *   builtinEmbeddings?: boolean,
    * }} [options]
    */
   constructor(options = {}) {
     this.#logger = options.logger ?? console
-    const { embeddingModel, embed, embedBatchSize } = options
+    const { embeddingModel, embed, embedBatchSize, builtinEmbeddings } = options
+    if (builtinEmbeddings !== undefined && typeof builtinEmbeddings !== 'boolean') {
+      throw invalidArgument('builtinEmbeddings', `expected a boolean, got ${typeof builtinEmbeddings}`)
+    }
+    if (builtinEmbeddings && (embed !== undefined || embeddingModel != null)) {
+      throw invalidArgument('builtinEmbeddings', 'use either the built-in embeddings or your own embedder (embed / embeddingModel), not both')
+    }
     if (embed !== undefined && typeof embed !== 'function') {
       throw invalidArgument('embed', `expected a function (texts: string[]) => Promise<number[][]>, got ${typeof embed}`)
     }
@@ -92,6 +101,10 @@ class ToolRegistry {
     }
     if (embedBatchSize) this.#embedBatchSize = embedBatchSize
     if (this.#embed) this.#native.enableEmbeddings()
+    if (builtinEmbeddings) {
+      this.#builtin = true
+      this.#native.useBuiltinEmbeddings()
+    }
   }
 
   register(entry) {
@@ -166,9 +179,9 @@ class ToolRegistry {
     if (lateSchema) this.#attachLateSchema(entry, lateSchema)
   }
 
-  /** Whether this registry has an embedder (hybrid search). */
+  /** Whether this registry has an embedder (hybrid search): the host's or the built-in one. */
   get hybrid() {
-    return this.#embed !== null
+    return this.#embed !== null || this.#builtin
   }
 
   /** `{ enabled, ready, pending, dimensions }`: how many tools have an embedding. */

@@ -4,6 +4,7 @@
 //! Rust alone; `binding` is the only layer that knows about JS.
 
 pub mod defer;
+pub mod embed;
 pub mod error;
 pub mod mcp;
 pub mod registry;

@@ -276,6 +276,12 @@ impl Registry {
         self.index.enable_vectors();
     }
 
+    /// Embeds every entry with the built-in static table (hybrid search with no host
+    /// embedder); see [`SearchIndex::use_builtin_embeddings`].
+    pub fn use_builtin_embeddings(&mut self) {
+        self.index.use_builtin_embeddings();
+    }
+
     /// Up to `max` `(name, text)` pairs waiting for an embedding; see
     /// [`SearchIndex::take_pending_vectors`].
     pub fn take_pending_vectors(&mut self, max: usize) -> Vec<(String, String)> {

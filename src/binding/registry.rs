@@ -201,6 +201,12 @@ impl NativeRegistry {
         self.write().enable_vectors();
     }
 
+    /// Embeds every tool with the built-in static table; searches embed the query with it.
+    #[napi]
+    pub fn use_builtin_embeddings(&self) {
+        self.write().use_builtin_embeddings();
+    }
+
     /// Up to `max` tools waiting for an embedding; they leave the queue until
     /// `setEmbeddings` stores their vectors or `requeueEmbeddings` puts them back.
     #[napi]

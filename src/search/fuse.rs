@@ -96,7 +96,7 @@ fn unit_queries(query_vectors: &[f32], dim: usize) -> Vec<f32> {
     out
 }
 
-/// Fuses the word ranking of `query` with the similarity of each tool's vector to the query
+/// Fuses the word ranking of `query` (weight `1 − dense_weight`) with the similarity of each tool's vector to the query
 /// vectors (`query_vectors`: the whole query's embedding, then optionally its sentences', each
 /// `vectors.dim` floats). Candidates are the word hits and the tools at least
 /// `dense_min_similarity` similar; a query that fits nothing in words or meaning gets nothing.
@@ -104,6 +104,7 @@ pub(crate) fn hybrid(
     store: &Store,
     vectors: &Vectors,
     t: &Tuning,
+    dense_weight: f64,
     query: &str,
     query_vectors: &[f32],
     opts: &SearchOptions,
@@ -152,7 +153,7 @@ pub(crate) fn hybrid(
     for &(slot, s) in &lexical {
         word_score[slot as usize] = s;
     }
-    let a = t.dense_weight.clamp(0.0, 1.0);
+    let a = dense_weight.clamp(0.0, 1.0);
     let floor = t.dense_min_similarity as f32;
     let mut hits: Vec<(f64, &str)> = store
         .docs

@@ -27,6 +27,8 @@ use std::collections::HashSet;
 
 use index::Store;
 
+use crate::embed::StaticEmbeddings;
+
 /// A tool as the search index sees it. Borrowed: the index copies what it keeps.
 #[derive(Clone, Copy, Debug)]
 pub struct SearchDoc<'a> {
@@ -146,6 +148,9 @@ pub struct Tuning {
     /// Hybrid search: weight of the dense side in the fused score,
     /// `(1 − w)·z(word score) + w·z(similarity)` (z: standard score over the catalog).
     pub dense_weight: f64,
+    /// Hybrid search with the built-in static embeddings: their dense weight (a weaker model
+    /// earns less say).
+    pub builtin_dense_weight: f64,
     /// Hybrid search: tools less similar than this (cosine) to the query are not dense
     /// candidates, so a query that fits nothing still returns nothing.
     pub dense_min_similarity: f64,
@@ -167,6 +172,7 @@ impl Default for Tuning {
             query_tf_exponent: 0.5,
             min_relative_score: 0.05,
             dense_weight: 0.6,
+            builtin_dense_weight: 0.4,
             dense_min_similarity: 0.2,
         }
     }
@@ -179,6 +185,9 @@ pub struct SearchIndex {
     store: Store,
     tuning: Tuning,
     vectors: vector::Vectors,
+    /// Set when tools and queries are embedded with the built-in static table rather than
+    /// by the host.
+    builtin: Option<&'static StaticEmbeddings>,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -207,6 +216,7 @@ impl SearchIndex {
             store: Store::default(),
             tuning,
             vectors: vector::Vectors::default(),
+            builtin: None,
         }
     }
 
@@ -230,6 +240,7 @@ impl SearchIndex {
         let slot = self.store.by_name[doc.name];
         let text = embedding_text(doc.name, doc.namespace_label, doc.description);
         self.vectors.put(slot, text, old);
+        self.embed_pending_builtin();
     }
 
     /// Removes a tool; `false` when no tool has that name.
@@ -261,6 +272,26 @@ impl SearchIndex {
             .collect();
         for (slot, text) in docs {
             self.vectors.put(slot, text, None);
+        }
+    }
+
+    /// Embeds every tool, now and on every later upsert, with the built-in static table
+    /// ([`crate::embed`]), so hybrid search needs no host embedder: [`Self::search_hybrid`]
+    /// then embeds the query itself. Vectors from a host embedder are dropped (another
+    /// model's vectors are not comparable). Idempotent.
+    pub fn use_builtin_embeddings(&mut self) {
+        if self.builtin.is_some() {
+            return;
+        }
+        self.builtin = Some(StaticEmbeddings::builtin());
+        self.vectors = vector::Vectors::default();
+        self.enable_vectors();
+        self.embed_pending_builtin();
+    }
+
+    fn embed_pending_builtin(&mut self) {
+        if let Some(table) = self.builtin {
+            self.vectors.fill_pending(|text| table.embed(text));
         }
     }
 
@@ -371,7 +402,9 @@ impl SearchIndex {
     }
 
     /// [`Self::search`], fused with the similarity of each tool's embedding to the query's
-    /// when `query_vectors` is given and the query is a word query (see the `fuse` module).
+    /// when the query is a word query and it has embeddings (see the `fuse` module): the given
+    /// `query_vectors`, or with [`Self::use_builtin_embeddings`] and `None`, the built-in
+    /// table's.
     ///
     /// `query_vectors` is the query's embedding, optionally followed by the embeddings of its
     /// [`query_sentences`], concatenated: a multiple of the tools' vector length. Until some
@@ -384,12 +417,26 @@ impl SearchIndex {
         opts: &SearchOptions,
     ) -> Result<Vec<SearchHit>, SearchError> {
         let q = query.trim();
-        let Some(qv) = query_vectors else {
-            return self.search(query, opts);
-        };
         if q.is_empty() || q.starts_with("select:") || opts.mode != SearchMode::Bm25 {
             return self.search(query, opts);
         }
+        let builtin_vectors;
+        let (qv, dense_weight) = match (query_vectors, self.builtin) {
+            (Some(qv), _) => (qv, self.tuning.dense_weight),
+            (None, Some(table)) => {
+                builtin_vectors = std::iter::once(q)
+                    .chain(query_sentences(q))
+                    .filter_map(|text| table.embed(text))
+                    .flatten()
+                    .collect::<Vec<f32>>();
+                if builtin_vectors.is_empty() {
+                    // Nothing in the query carries meaning for the table (stopwords only).
+                    return self.search(query, opts);
+                }
+                (&builtin_vectors[..], self.tuning.builtin_dense_weight)
+            }
+            (None, None) => return self.search(query, opts),
+        };
         let dim = self.vectors.dim;
         if dim == 0 || self.vectors.ready == 0 {
             return self.search(query, opts);
@@ -401,6 +448,7 @@ impl SearchIndex {
             &self.store,
             &self.vectors,
             &self.tuning,
+            dense_weight,
             q,
             qv,
             opts,

@@ -109,6 +109,21 @@ impl Vectors {
         self.text[s] = text;
     }
 
+    /// Computes every queued vector with a synchronous embedder (unit-length output); a text
+    /// it cannot embed leaves the queue without a vector.
+    pub fn fill_pending(&mut self, embed: impl Fn(&str) -> Option<Vec<f32>>) {
+        while let Some(slot) = self.pending.pop_first() {
+            let s = slot as usize;
+            let Some(v) = embed(&self.text[s]) else {
+                continue;
+            };
+            self.dim = v.len();
+            if self.vec[s].replace(v.into_boxed_slice()).is_none() {
+                self.ready += 1;
+            }
+        }
+    }
+
     /// Stores a vector computed for `text`; normalised to unit length.
     pub fn set(&mut self, slot: u32, text: &str, vector: &[f32]) -> Result<(), VectorRefusal> {
         let s = slot as usize;

@@ -1,0 +1,165 @@
+//! Built-in static embeddings: hybrid search without a host embedding model.
+//!
+//! One vector per WordPiece token, distilled from all-MiniLM-L6-v2 and fitted on public MCP
+//! tool texts (`scripts/build_static_embeddings.py`, `assets/static-embeddings/README.md`). A
+//! text's vector is the weighted sum of its tokens' vectors: a few dozen table rows, so
+//! embedding a tool or a query takes microseconds, with no model, thread pool or network at
+//! run time. It is weaker than the model it was distilled from and is measured as such
+//! (README, "Hybrid search quality").
+
+mod wordpiece;
+
+use std::sync::OnceLock;
+
+pub use wordpiece::WordPiece;
+
+const VOCAB: &str = include_str!("../../assets/static-embeddings/vocab.txt");
+const TABLE: &[u8] = include_bytes!("../../assets/static-embeddings/table.i8");
+const SCALES: &[u8] = include_bytes!("../../assets/static-embeddings/scales.f32");
+const WEIGHTS: &[u8] = include_bytes!("../../assets/static-embeddings/weights.f32");
+
+/// The token table: `dim` int8 values per token, each row with its scale, and a per-token
+/// weight (0 for stopwords, punctuation and special tokens).
+pub struct StaticEmbeddings {
+    tokenizer: WordPiece,
+    dim: usize,
+    table: &'static [u8],
+    scales: Vec<f32>,
+    weights: Vec<f32>,
+}
+
+impl StaticEmbeddings {
+    /// The table shipped with the package, parsed on first use (~30k vocabulary lines).
+    pub fn builtin() -> &'static StaticEmbeddings {
+        static BUILTIN: OnceLock<StaticEmbeddings> = OnceLock::new();
+        BUILTIN.get_or_init(|| {
+            StaticEmbeddings::from_parts(VOCAB, TABLE, SCALES, WEIGHTS)
+                .expect("the shipped static embedding table is consistent")
+        })
+    }
+
+    /// From the four asset files; `None` when their sizes disagree.
+    pub fn from_parts(
+        vocab: &str,
+        table: &'static [u8],
+        scales: &[u8],
+        weights: &[u8],
+    ) -> Option<Self> {
+        let tokenizer = WordPiece::from_vocab(vocab)?;
+        let n = tokenizer.vocab_size();
+        let scales = f32_le(scales);
+        let weights = f32_le(weights);
+        if n == 0 || scales.len() != n || weights.len() != n || !table.len().is_multiple_of(n) {
+            return None;
+        }
+        Some(StaticEmbeddings {
+            tokenizer,
+            dim: table.len() / n,
+            table,
+            scales,
+            weights,
+        })
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The text's unit-length vector; `None` when no token carries weight (empty text,
+    /// only stopwords or punctuation).
+    pub fn embed(&self, text: &str) -> Option<Vec<f32>> {
+        let mut sum = vec![0f32; self.dim];
+        let mut any = false;
+        for id in self.tokenizer.encode(text) {
+            let id = id as usize;
+            let w = self.weights[id] * self.scales[id];
+            if w == 0.0 {
+                continue;
+            }
+            any = true;
+            let row = &self.table[id * self.dim..(id + 1) * self.dim];
+            for (acc, &q) in sum.iter_mut().zip(row) {
+                *acc += w * f32::from(q as i8);
+            }
+        }
+        let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if !any || norm == 0.0 || !norm.is_finite() {
+            return None;
+        }
+        sum.iter_mut().for_each(|x| *x /= norm);
+        Some(sum)
+    }
+}
+
+fn f32_le(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn fixture() -> Value {
+        serde_json::from_str(include_str!("../../fixtures/wordpiece.json")).expect("json")
+    }
+
+    fn ids(v: &Value) -> Vec<u32> {
+        v.as_array()
+            .expect("ids")
+            .iter()
+            .map(|x| x.as_u64().expect("id") as u32)
+            .collect()
+    }
+
+    #[test]
+    fn tokenizer_matches_the_reference_on_every_fixture_text() {
+        let table = StaticEmbeddings::builtin();
+        let cases = fixture()["cases"].as_array().expect("cases").clone();
+        assert!(cases.len() >= 100);
+        for case in &cases {
+            let text = case["text"].as_str().expect("text");
+            assert_eq!(table.tokenizer.encode(text), ids(&case["ids"]), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn vectors_match_the_reference_computation() {
+        let table = StaticEmbeddings::builtin();
+        assert_eq!(table.dim(), 128);
+        for case in fixture()["vectors"].as_array().expect("vectors") {
+            let text = case["text"].as_str().expect("text");
+            let want: Vec<f32> = case["vector"]
+                .as_array()
+                .expect("vector")
+                .iter()
+                .map(|x| x.as_f64().expect("float") as f32)
+                .collect();
+            match table.embed(text) {
+                Some(got) => {
+                    for (g, w) in got.iter().zip(&want) {
+                        assert!((g - w).abs() < 2e-5, "{text:?}: {g} vs {w}");
+                    }
+                }
+                None => assert!(want.iter().all(|&w| w == 0.0), "{text:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn related_words_are_near_and_empty_texts_have_no_vector() {
+        let table = StaticEmbeddings::builtin();
+        let cos = |a: &str, b: &str| {
+            let (a, b) = (table.embed(a).unwrap(), table.embed(b).unwrap());
+            a.iter().zip(&b).map(|(x, y)| x * y).sum::<f32>()
+        };
+        assert!(
+            cos("bitcoin price", "cryptocurrency quotes") > cos("bitcoin price", "send an email")
+        );
+        assert!(table.embed("").is_none());
+        assert!(table.embed("the of and ?!").is_none());
+    }
+}
