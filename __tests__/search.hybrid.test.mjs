@@ -235,6 +235,9 @@ describe('built-in embeddings', () => {
     expect(registry.embeddingStats).toMatchObject({ ready: 4, pending: 0 })
     expect(registry.search('select:send_mail').map((h) => h.name)).toEqual(['send_mail'])
     expect((await registry.searchAsync('will it rain tomorrow'))[0].name).toBe('rain_radar')
+    // Bad input still fails clearly on the async path.
+    await expect(registry.searchAsync('x', { mode: 'fuzzy' })).rejects.toThrow(TypeError)
+    await expect(registry.searchAsync('(', { mode: 'regex' })).rejects.toMatchObject({ code: 'TOOLREG_INVALID_QUERY' })
   })
 
   it('refuses to combine with a host embedder, and a non-boolean', () => {

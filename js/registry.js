@@ -1,7 +1,7 @@
 'use strict'
 
 const native = require('../binding.js')
-const { callNative, invalidArgument } = require('./errors')
+const { callNative, fromNative, invalidArgument } = require('./errors')
 const { jsonSchemaOf, isThenable } = require('./schema')
 
 const DEFER_VALUES = ['never', 'always', 'auto']
@@ -298,10 +298,18 @@ class ToolRegistry {
       }
       if (vector) {
         try {
-          return this.#native.search(query, nativeOpts, nameSet, vector)
+          return await this.#native.searchAsync(query, nativeOpts, nameSet, vector)
         } catch (error) {
           this.#logger.warn(`toolreg: hybrid search failed; using word search only: ${error?.message ?? error}`)
         }
+      }
+    }
+    if (this.#builtin) {
+      // Scores every tool's vector: on the worker pool, off the JS thread.
+      try {
+        return await this.#native.searchAsync(query, nativeOpts, nameSet)
+      } catch (error) {
+        throw fromNative(error)
       }
     }
     return callNative(() => this.#native.search(query, nativeOpts, nameSet))

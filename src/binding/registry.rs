@@ -1,7 +1,7 @@
 //! The native half of `ToolRegistry`: entries, search, signatures and input validation.
 
 use std::collections::HashSet;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -9,13 +9,14 @@ use napi_derive::napi;
 use super::{js_error, parse_json};
 use crate::error::ToolregError;
 use crate::registry::{EntrySpec, InputCheck, Registry};
-use crate::search::SearchMode;
+use crate::search::{SearchHit, SearchMode};
 
 /// A fixed set of tool names (a request's allow-list), built once and reused by every search
 /// of that request instead of crossing the boundary with the whole list each time.
 #[napi]
 pub struct NameSet {
-    names: HashSet<String>,
+    // Shared with searches running on the worker pool.
+    names: Arc<HashSet<String>>,
 }
 
 #[napi]
@@ -23,7 +24,7 @@ impl NameSet {
     #[napi(constructor)]
     pub fn new(names: Vec<String>) -> Self {
         NameSet {
-            names: names.into_iter().collect(),
+            names: Arc::new(names.into_iter().collect()),
         }
     }
 
@@ -90,14 +91,19 @@ pub struct NativeInputCheck {
 
 #[napi]
 pub struct NativeRegistry {
-    inner: RwLock<Registry>,
+    // Shared with searches running on the worker pool.
+    inner: Arc<RwLock<Registry>>,
+}
+
+fn read(registry: &RwLock<Registry>) -> std::sync::RwLockReadGuard<'_, Registry> {
+    // A panic while holding the lock cannot leave the registry half-written (every mutation is
+    // a single map operation), so a poisoned lock is still safe to use.
+    registry.read().unwrap_or_else(|p| p.into_inner())
 }
 
 impl NativeRegistry {
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
-        // A panic while holding the lock cannot leave the registry half-written (every
-        // mutation is a single map operation), so a poisoned lock is still safe to use.
-        self.inner.read().unwrap_or_else(|p| p.into_inner())
+        read(&self.inner)
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
@@ -110,7 +116,7 @@ impl NativeRegistry {
     #[napi(constructor)]
     pub fn new() -> Self {
         NativeRegistry {
-            inner: RwLock::new(Registry::new()),
+            inner: Arc::new(RwLock::new(Registry::new())),
         }
     }
 
@@ -298,34 +304,21 @@ impl NativeRegistry {
         allowed: Option<&NameSet>,
         query_vector: Option<Float32Array>,
     ) -> Result<Vec<NativeHit>> {
-        let mode = match options.mode.as_deref() {
-            None | Some("bm25") => SearchMode::Bm25,
-            Some("regex") => SearchMode::Regex,
-            Some(other) => {
-                return Err(js_error(ToolregError::invalid(
-                    "mode",
-                    format!("{other:?} is not 'bm25' or 'regex'"),
-                )));
-            }
-        };
-        let hits = self
-            .read()
-            .search_hybrid(
-                &query,
-                query_vector.as_deref(),
-                options.namespace.as_deref(),
-                options.limit.unwrap_or(5) as usize,
-                allowed.map(|a| &a.names),
-                mode,
-            )
-            .map_err(js_error)?;
-        Ok(hits
-            .into_iter()
-            .map(|h| NativeHit {
-                name: h.name,
-                score: h.score,
-            })
-            .collect())
+        let mut task = SearchTask::new(&self.inner, query, options, allowed, query_vector)?;
+        task.compute().map(native_hits)
+    }
+
+    /// [`Self::search`] on the worker pool: hybrid search scores every tool's vector, which
+    /// should not hold the JS thread.
+    #[napi(ts_return_type = "Promise<NativeHit[]>")]
+    pub fn search_async(
+        &self,
+        query: String,
+        options: NativeSearchOptions,
+        allowed: Option<&NameSet>,
+        query_vector: Option<Float32Array>,
+    ) -> Result<AsyncTask<SearchTask>> {
+        SearchTask::new(&self.inner, query, options, allowed, query_vector).map(AsyncTask::new)
     }
 
     #[napi]
@@ -373,4 +366,76 @@ impl Default for NativeRegistry {
 pub fn schema_to_jsdoc(name: String, description: String, schema_json: String) -> Result<String> {
     let schema = parse_json("schema", &schema_json)?;
     Ok(crate::schema::schema_to_jsdoc(&name, &description, &schema))
+}
+
+/// One search, with everything it needs owned, so it can run on any thread.
+pub struct SearchTask {
+    registry: Arc<RwLock<Registry>>,
+    query: String,
+    namespace: Option<String>,
+    limit: usize,
+    allowed: Option<Arc<HashSet<String>>>,
+    mode: SearchMode,
+    query_vector: Option<Vec<f32>>,
+}
+
+impl SearchTask {
+    fn new(
+        registry: &Arc<RwLock<Registry>>,
+        query: String,
+        options: NativeSearchOptions,
+        allowed: Option<&NameSet>,
+        query_vector: Option<Float32Array>,
+    ) -> Result<Self> {
+        let mode = match options.mode.as_deref() {
+            None | Some("bm25") => SearchMode::Bm25,
+            Some("regex") => SearchMode::Regex,
+            Some(other) => {
+                return Err(js_error(ToolregError::invalid(
+                    "mode",
+                    format!("{other:?} is not 'bm25' or 'regex'"),
+                )));
+            }
+        };
+        Ok(SearchTask {
+            registry: Arc::clone(registry),
+            query,
+            namespace: options.namespace,
+            limit: options.limit.unwrap_or(5) as usize,
+            allowed: allowed.map(|a| Arc::clone(&a.names)),
+            mode,
+            query_vector: query_vector.map(|v| v.to_vec()),
+        })
+    }
+}
+
+impl Task for SearchTask {
+    type Output = Vec<SearchHit>;
+    type JsValue = Vec<NativeHit>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        read(&self.registry)
+            .search_hybrid(
+                &self.query,
+                self.query_vector.as_deref(),
+                self.namespace.as_deref(),
+                self.limit,
+                self.allowed.as_deref(),
+                self.mode,
+            )
+            .map_err(js_error)
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(native_hits(output))
+    }
+}
+
+fn native_hits(hits: Vec<SearchHit>) -> Vec<NativeHit> {
+    hits.into_iter()
+        .map(|h| NativeHit {
+            name: h.name,
+            score: h.score,
+        })
+        .collect()
 }
