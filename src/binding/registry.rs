@@ -128,10 +128,10 @@ impl NativeRegistry {
             namespace_label: entry.namespace_label,
             description: entry.description,
         };
-        let schema = schema_json
-            .map(|s| parse_json("inputSchema", &s))
-            .transpose()?;
-        let previous = self.write().register(spec, schema).map_err(js_error)?;
+        let previous = self
+            .write()
+            .register_json(spec, schema_json)
+            .map_err(js_error)?;
         Ok(previous.map(|p| p.namespace))
     }
 
@@ -181,12 +181,7 @@ impl NativeRegistry {
                 namespace_label: (!label.is_empty()).then_some(label),
                 description,
             };
-            let schema = if schema.is_empty() {
-                None
-            } else {
-                Some(parse_json("inputSchema", &schema)?)
-            };
-            entries.push((spec, schema));
+            entries.push((spec, (!schema.is_empty()).then_some(schema)));
         }
         let previous = self.write().register_many(entries).map_err(js_error)?;
         Ok(previous
@@ -270,8 +265,9 @@ impl NativeRegistry {
 
     #[napi]
     pub fn set_schema(&self, name: String, schema_json: String) -> Result<()> {
-        let schema = parse_json("inputSchema", &schema_json)?;
-        self.write().set_schema(&name, schema).map_err(js_error)
+        self.write()
+            .set_schema(&name, schema_json)
+            .map_err(js_error)
     }
 
     #[napi]
