@@ -462,8 +462,14 @@ impl Store {
             return;
         };
         let list = &mut self.ns_postings[tid as usize];
-        match n.terms.get(&tid) {
-            Some(&pos) => list[pos as usize].tf += 1,
+        // A namespace's tools usually arrive together, so its entry is most often the last
+        // one and the map lookup can be skipped.
+        let pos = match list.last() {
+            Some(last) if last.ns == ns => Some(list.len() - 1),
+            _ => n.terms.get(&tid).map(|&pos| pos as usize),
+        };
+        match pos {
+            Some(pos) => list[pos].tf += 1,
             None => {
                 n.terms.insert(tid, list.len() as u32);
                 list.push(NsPosting { ns, tf: 1 });
