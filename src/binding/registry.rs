@@ -39,15 +39,6 @@ impl NameSet {
 }
 
 #[napi(object)]
-pub struct NativeEntry {
-    pub name: String,
-    pub namespace: String,
-    pub namespace_label: Option<String>,
-    pub description: String,
-    pub defer: String,
-}
-
-#[napi(object)]
 pub struct NativeSearchOptions {
     pub namespace: Option<String>,
     pub limit: Option<u32>,
@@ -168,18 +159,24 @@ impl NativeRegistry {
     }
 
     /// Adds or replaces an entry; returns the namespace of the entry it replaced, if any.
+    /// The fields come as separate arguments: reading them off an object costs a property
+    /// lookup each, a measurable share of a registration.
     #[napi]
     pub fn register(
         &self,
-        entry: NativeEntry,
+        name: String,
+        namespace: String,
+        namespace_label: Option<String>,
+        description: String,
+        defer: String,
         schema_json: Option<String>,
     ) -> Result<Option<String>> {
         let spec = EntrySpec {
-            defer: entry.defer.parse().map_err(js_error)?,
-            name: entry.name,
-            namespace: entry.namespace,
-            namespace_label: entry.namespace_label,
-            description: entry.description,
+            defer: defer.parse().map_err(js_error)?,
+            name,
+            namespace,
+            namespace_label,
+            description,
         };
         let previous = self
             .write()
@@ -394,4 +391,3 @@ pub fn schema_to_jsdoc(name: String, description: String, schema_json: String) -
     let schema = parse_json("schema", &schema_json)?;
     Ok(crate::schema::schema_to_jsdoc(&name, &description, &schema))
 }
-
