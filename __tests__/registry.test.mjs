@@ -210,7 +210,7 @@ describe('ToolRegistry: search', () => {
     expect(registry.search('currencies')).toEqual([])
   })
 
-  it('registerMany keeps every string intact across the packed boundary', async () => {
+  it('registerMany keeps non-ASCII strings intact', async () => {
     const { registry } = quietRegistry()
     const tricky = [
       entry('emoji_tool', { namespace: 'mcp:☕', namespaceLabel: 'mcp:Café 𝄞', description: 'Brew 𝄞 coffee ☕ quickly' }),

@@ -121,29 +121,33 @@ class ToolRegistry {
   registerMany(entries) {
     const list = [...entries]
     const n = list.length
-    // One packed string and its pieces' lengths cross the boundary instead of 6n strings.
-    const pieces = new Array(n * 6)
-    const lengths = new Uint32Array(n * 6)
+    const names = new Array(n)
+    const namespaces = new Array(n)
+    const labels = new Array(n)
+    const descriptions = new Array(n)
+    const defers = new Array(n)
+    const schemaJsons = new Array(n)
     const late = new Array(n)
-    let k = 0
-    const put = (s) => {
-      pieces[k] = s
-      lengths[k++] = s.length
-    }
     for (let i = 0; i < n; i++) {
       const entry = list[i]
       checkEntry(entry)
       const schema = jsonSchemaOf(entry.tool)
-      const ready = !isThenable(schema)
-      late[i] = ready ? null : schema
-      put(entry.name)
-      put(entry.namespace)
-      put(entry.namespaceLabel ?? '')
-      put(entry.description)
-      put(entry.defer)
-      put(ready ? (JSON.stringify(schema ?? {}) ?? '') : '')
+      names[i] = entry.name
+      namespaces[i] = entry.namespace
+      labels[i] = entry.namespaceLabel ?? ''
+      descriptions[i] = entry.description
+      defers[i] = entry.defer
+      if (isThenable(schema)) {
+        schemaJsons[i] = ''
+        late[i] = schema
+      } else {
+        schemaJsons[i] = JSON.stringify(schema ?? {})
+        late[i] = null
+      }
     }
-    const previous = callNative(() => this.#native.registerMany(pieces.join(''), lengths))
+    const previous = callNative(() =>
+      this.#native.registerMany(names, namespaces, labels, descriptions, defers, schemaJsons),
+    )
     for (let i = 0; i < n; i++) this.#registered(list[i], previous[i], late[i])
     this.#scheduleEmbedding()
   }

@@ -79,59 +79,6 @@ pub struct NativeInputCheck {
     pub message: Option<String>,
 }
 
-/// Strings per entry in `registerMany`'s packed text.
-const ENTRY_FIELDS: usize = 6;
-
-/// One `registerMany` entry from its packed fields.
-fn entry_of(fields: &[&str]) -> Result<(EntrySpec, Option<String>)> {
-    let &[name, namespace, label, description, defer, schema] = fields else {
-        return Err(js_error(ToolregError::invalid(
-            "entries",
-            format!("expected {ENTRY_FIELDS} strings per entry"),
-        )));
-    };
-    let spec = EntrySpec {
-        defer: defer.parse().map_err(js_error)?,
-        name: name.to_owned(),
-        namespace: namespace.to_owned(),
-        namespace_label: (!label.is_empty()).then(|| label.to_owned()),
-        description: description.to_owned(),
-    };
-    Ok((spec, (!schema.is_empty()).then(|| schema.to_owned())))
-}
-
-/// Cuts `text` into pieces of the given lengths in UTF-16 code units (JS string lengths; a
-/// lone surrogate reaches Rust as U+FFFD, also one unit). `None` when the lengths do not add
-/// up to the text or cut a character in half.
-fn split_utf16<'a>(text: &'a str, lengths: &[u32]) -> Option<Vec<&'a str>> {
-    let mut rest = text;
-    let mut pieces = Vec::with_capacity(lengths.len());
-    for &units in lengths {
-        let units = units as usize;
-        // ASCII is one byte per unit; only other text needs counting.
-        let bytes = match rest.as_bytes().get(..units) {
-            Some(head) if head.is_ascii() => units,
-            _ => utf16_prefix_len(rest, units)?,
-        };
-        let (piece, tail) = rest.split_at(bytes);
-        pieces.push(piece);
-        rest = tail;
-    }
-    rest.is_empty().then_some(pieces)
-}
-
-/// Byte length of the first `units` UTF-16 code units of `text`.
-fn utf16_prefix_len(text: &str, units: usize) -> Option<usize> {
-    let mut counted = 0;
-    for (at, c) in text.char_indices() {
-        if counted == units {
-            return Some(at);
-        }
-        counted += c.len_utf16();
-    }
-    (counted == units).then_some(text.len())
-}
-
 #[napi]
 pub struct NativeRegistry {
     inner: RwLock<Registry>,
@@ -185,31 +132,54 @@ impl NativeRegistry {
         Ok(previous.map(|p| p.namespace))
     }
 
-    /// Registers many entries in one call. Their strings travel packed, because converting
-    /// tens of thousands of separate JS strings cost more than indexing them: `text` is, entry
-    /// after entry, the name, namespace, namespace label, description, defer and schema JSON
-    /// concatenated, and `lengths` their lengths in UTF-16 code units (`String#length`), six
-    /// per entry. An empty label means none; an empty schema means it comes later
-    /// (`setSchema`). All entries are checked before any is added. Returns, per entry, the
-    /// namespace of the entry it replaced (or null).
+    /// Registers many entries in one call: parallel arrays, one element per entry. An empty
+    /// `namespaceLabels` element means no label; an empty `schemaJsons` element means the
+    /// schema comes later (`setSchema`). All entries are checked before any is added.
+    /// Returns, per entry, the namespace of the entry it replaced (or null).
     #[napi]
-    pub fn register_many(&self, text: String, lengths: Uint32Array) -> Result<Vec<Option<String>>> {
-        let fields = split_utf16(&text, &lengths).ok_or_else(|| {
-            js_error(ToolregError::invalid(
-                "entries",
-                "the packed lengths do not match the text",
-            ))
-        })?;
-        if fields.len() % ENTRY_FIELDS != 0 {
+    pub fn register_many(
+        &self,
+        names: Vec<String>,
+        namespaces: Vec<String>,
+        namespace_labels: Vec<String>,
+        descriptions: Vec<String>,
+        defers: Vec<String>,
+        schema_jsons: Vec<String>,
+    ) -> Result<Vec<Option<String>>> {
+        let n = names.len();
+        if [
+            namespaces.len(),
+            namespace_labels.len(),
+            descriptions.len(),
+            defers.len(),
+            schema_jsons.len(),
+        ]
+        .iter()
+        .any(|&l| l != n)
+        {
             return Err(js_error(ToolregError::invalid(
                 "entries",
-                format!("{} packed strings do not make whole entries", fields.len()),
+                "the parallel arrays differ in length",
             )));
         }
-        let entries = fields
-            .chunks_exact(ENTRY_FIELDS)
-            .map(entry_of)
-            .collect::<Result<Vec<_>>>()?;
+        let mut entries = Vec::with_capacity(n);
+        let rows = names
+            .into_iter()
+            .zip(namespaces)
+            .zip(namespace_labels)
+            .zip(descriptions)
+            .zip(defers)
+            .zip(schema_jsons);
+        for (((((name, namespace), label), description), defer), schema) in rows {
+            let spec = EntrySpec {
+                defer: defer.parse().map_err(js_error)?,
+                name,
+                namespace,
+                namespace_label: (!label.is_empty()).then_some(label),
+                description,
+            };
+            entries.push((spec, (!schema.is_empty()).then_some(schema)));
+        }
         let previous = self.write().register_many(entries).map_err(js_error)?;
         Ok(previous
             .into_iter()
