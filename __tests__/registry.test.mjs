@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest'
 import { tool, jsonSchema } from 'ai'
-import { ToolRegistry, registry as singleton } from '../index.js'
+import { ToolRegistry, registry as singleton, createToolInspectTool } from '../index.js'
 import { quietRegistry, entry } from './helpers.mjs'
 
 describe('ToolRegistry: store and look up', () => {
@@ -208,6 +208,28 @@ describe('ToolRegistry: search', () => {
     expect(registry.search('currencies')[0].name).toBe('alpha_tool')
     registry.deregister('alpha_tool')
     expect(registry.search('currencies')).toEqual([])
+  })
+
+  it('registerMany keeps non-ASCII strings intact', async () => {
+    const { registry } = quietRegistry()
+    const tricky = [
+      entry('emoji_tool', { namespace: 'mcp:☕', namespaceLabel: 'mcp:Café 𝄞', description: 'Brew 𝄞 coffee ☕ quickly' }),
+      entry('cjk_tool', { namespace: 'mcp:中文', description: '搜索天气 weather' }),
+      entry('lone_tool', { description: 'broken \uD800 surrogate then zebra' }),
+      entry('plain_tool', { namespaceLabel: '', description: 'ascii only' }),
+      entry('late_tool', { tool: tool({ inputSchema: jsonSchema(async () => ({ type: 'object' })), execute: async () => 1 }) }),
+    ]
+    registry.registerMany(tricky)
+    expect(registry.size).toBe(5)
+    expect(registry.search('coffee')[0]).toMatchObject({ name: 'emoji_tool', namespace: 'mcp:☕' })
+    expect(registry.search('天气')[0].name).toBe('cjk_tool')
+    expect(registry.search('zebra')[0].name).toBe('lone_tool')
+    expect(registry.search('ascii')[0].name).toBe('plain_tool')
+    expect(registry.search('caf', { namespace: 'mcp:Café 𝄞' }).map((h) => h.name)).toEqual(['emoji_tool'])
+    const inspect = createToolInspectTool(registry, ['emoji_tool'])
+    const signature = await inspect.execute({ name: 'emoji_tool' }, { toolCallId: 'x', messages: [] })
+    expect(signature).toContain('Brew 𝄞 coffee ☕ quickly')
+    expect(signature).toContain('params.query')
   })
 
   it('indexes a lazily resolved schema once it arrives', async () => {

@@ -113,13 +113,11 @@ class ToolRegistry {
     const ready = isThenable(schema)
     const previousNamespace = callNative(() =>
       this.#native.register(
-        {
-          name: entry.name,
-          namespace: entry.namespace,
-          namespaceLabel: entry.namespaceLabel,
-          description: entry.description,
-          defer: entry.defer,
-        },
+        entry.name,
+        entry.namespace,
+        entry.namespaceLabel,
+        entry.description,
+        entry.defer,
         ready ? undefined : JSON.stringify(schema ?? {}),
       ),
     )

@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
@@ -88,18 +88,49 @@ pub fn check_tool_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// An entry's input schema, compiled on first validation (most deferred tools are never
-/// called, so compiling eagerly would waste registration time).
+/// An entry's input schema as the JSON text it was registered with. It is parsed on first
+/// use (`describe`, `signature`, `check_input`) and compiled on first validation: most
+/// deferred tools are never inspected or called, and a catalog of parsed schemas would cost
+/// registration time and tens of megabytes for nothing.
 #[derive(Debug)]
 struct StoredSchema {
-    json: Value,
+    text: Box<str>,
+    json: OnceLock<Value>,
     compiled: OnceLock<std::result::Result<CompiledSchema, String>>,
+}
+
+impl StoredSchema {
+    fn new(text: String) -> Self {
+        StoredSchema {
+            text: text.into_boxed_str(),
+            json: OnceLock::new(),
+            compiled: OnceLock::new(),
+        }
+    }
+
+    fn json(&self) -> &Value {
+        // The text went through the same parser at registration ([`schema::outline`]), so
+        // this cannot fail; an empty schema would be the safe reading if it ever did.
+        self.json
+            .get_or_init(|| serde_json::from_str(&self.text).unwrap_or_else(|_| empty_schema()))
+    }
+}
+
+fn empty_schema() -> Value {
+    Value::Object(Default::default())
+}
+
+/// An entry checked and read for indexing, not yet in the registry.
+struct Checked {
+    spec: EntrySpec,
+    schema: Option<StoredSchema>,
+    params: Vec<(String, String)>,
 }
 
 #[derive(Debug)]
 struct Record {
     spec: EntrySpec,
-    schema: Option<Arc<StoredSchema>>,
+    schema: Option<StoredSchema>,
 }
 
 /// The outcome of checking a tool call's input against the tool's schema.
@@ -137,31 +168,26 @@ impl Registry {
         self.records.get(name).map(|r| &r.spec)
     }
 
-    /// Adds or replaces an entry. Returns the spec it replaced, so callers can tell a resync
-    /// (same namespace) from a clash between two owners of one name.
+    /// Adds or replaces an entry, its schema given as a parsed value (Rust callers; the addon
+    /// passes JSON text to [`Self::register_json`]). Returns the spec it replaced, so callers
+    /// can tell a resync (same namespace) from a clash between two owners of one name.
     pub fn register(
         &mut self,
         spec: EntrySpec,
         schema: Option<Value>,
     ) -> Result<Option<EntrySpec>> {
-        check_tool_name(&spec.name)?;
-        if spec.namespace.is_empty() {
-            return Err(ToolregError::invalid("namespace", "must not be empty"));
-        }
-        if let Some(schema) = &schema {
-            check_schema_shape(&spec.name, schema)?;
-        }
-        let schema = schema.map(|json| {
-            Arc::new(StoredSchema {
-                json,
-                compiled: OnceLock::new(),
-            })
-        });
-        self.reindex(&spec, schema.as_deref());
-        let previous = self
-            .records
-            .insert(spec.name.clone(), Record { spec, schema });
-        Ok(previous.map(|r| r.spec))
+        self.register_json(spec, schema.map(|s| s.to_string()))
+    }
+
+    /// Adds or replaces an entry whose schema (if known yet) is JSON text. Bad input (name,
+    /// namespace, JSON, a non-object schema) leaves the registry unchanged.
+    pub fn register_json(
+        &mut self,
+        spec: EntrySpec,
+        schema_json: Option<String>,
+    ) -> Result<Option<EntrySpec>> {
+        let checked = check_entry(spec, schema_json)?;
+        Ok(self.insert(checked))
     }
 
     /// Registers many entries at once (a whole MCP server, a catalog at startup). All entries
@@ -169,42 +195,44 @@ impl Registry {
     /// spec it replaced.
     pub fn register_many(
         &mut self,
-        entries: Vec<(EntrySpec, Option<Value>)>,
+        entries: Vec<(EntrySpec, Option<String>)>,
     ) -> Result<Vec<Option<EntrySpec>>> {
-        for (spec, schema) in &entries {
-            check_tool_name(&spec.name)?;
-            if spec.namespace.is_empty() {
-                return Err(ToolregError::invalid(
-                    "namespace",
-                    format!("must not be empty (tool {:?})", spec.name),
-                ));
-            }
-            if let Some(schema) = schema {
-                check_schema_shape(&spec.name, schema)?;
-            }
-        }
-        self.reserve(entries.len());
-        entries
+        let checked = entries
             .into_iter()
-            .map(|(spec, schema)| self.register(spec, schema))
-            .collect()
+            .map(|(spec, schema)| check_entry(spec, schema))
+            .collect::<Result<Vec<_>>>()?;
+        self.reserve(checked.len());
+        Ok(checked.into_iter().map(|c| self.insert(c)).collect())
     }
 
-    /// Attaches a schema that JS resolved after registration (AI SDK schemas may be lazy).
-    pub fn set_schema(&mut self, name: &str, schema: Value) -> Result<()> {
-        check_schema_shape(name, &schema)?;
-        let record = self
-            .records
-            .get_mut(name)
-            .ok_or_else(|| ToolregError::UnknownTool { name: name.into() })?;
-        let stored = Arc::new(StoredSchema {
-            json: schema,
-            compiled: OnceLock::new(),
-        });
-        record.schema = Some(stored.clone());
-        let spec = record.spec.clone();
-        self.reindex(&spec, Some(&stored));
+    /// Attaches a schema (JSON text) that JS resolved after registration (AI SDK schemas may
+    /// be lazy).
+    pub fn set_schema(&mut self, name: &str, schema_json: String) -> Result<()> {
+        let spec = self
+            .get(name)
+            .ok_or_else(|| ToolregError::UnknownTool { name: name.into() })?
+            .clone();
+        self.insert(check_entry(spec, Some(schema_json))?);
         Ok(())
+    }
+
+    fn insert(&mut self, entry: Checked) -> Option<EntrySpec> {
+        let Checked {
+            spec,
+            schema,
+            params,
+        } = entry;
+        self.index.upsert(&SearchDoc {
+            name: &spec.name,
+            namespace: &spec.namespace,
+            namespace_label: spec.label(),
+            description: &spec.description,
+            params: &params,
+        });
+        let previous = self
+            .records
+            .insert(spec.name.clone(), Record { spec, schema });
+        previous.map(|r| r.spec)
     }
 
     pub fn deregister(&mut self, name: &str) -> bool {
@@ -214,19 +242,6 @@ impl Registry {
         } else {
             false
         }
-    }
-
-    fn reindex(&mut self, spec: &EntrySpec, schema: Option<&StoredSchema>) {
-        let params = schema
-            .map(|s| searchable_params(&s.json))
-            .unwrap_or_default();
-        self.index.upsert(&SearchDoc {
-            name: &spec.name,
-            namespace: &spec.namespace,
-            namespace_label: spec.label(),
-            description: &spec.description,
-            params: &params,
-        });
     }
 
     pub fn search(
@@ -303,7 +318,7 @@ impl Registry {
         self.index.vector_stats()
     }
 
-    fn schema_of(&self, name: &str) -> Result<Option<&Arc<StoredSchema>>> {
+    fn schema_of(&self, name: &str) -> Result<Option<&StoredSchema>> {
         self.records
             .get(name)
             .map(|r| r.schema.as_ref())
@@ -315,8 +330,8 @@ impl Registry {
         let spec = self
             .get(name)
             .ok_or_else(|| ToolregError::UnknownTool { name: name.into() })?;
-        let empty = Value::Object(Default::default());
-        let schema = self.schema_of(name)?.map_or(&empty, |s| &s.json);
+        let empty = empty_schema();
+        let schema = self.schema_of(name)?.map_or(&empty, StoredSchema::json);
         Ok(schema::describe_tool(name, &spec.description, schema))
     }
 
@@ -325,8 +340,8 @@ impl Registry {
         let spec = self
             .get(name)
             .ok_or_else(|| ToolregError::UnknownTool { name: name.into() })?;
-        let empty = Value::Object(Default::default());
-        let schema = self.schema_of(name)?.map_or(&empty, |s| &s.json);
+        let empty = empty_schema();
+        let schema = self.schema_of(name)?.map_or(&empty, StoredSchema::json);
         Ok(schema::schema_to_jsdoc(name, &spec.description, schema))
     }
 
@@ -338,7 +353,7 @@ impl Registry {
         };
         let compiled = stored
             .compiled
-            .get_or_init(|| CompiledSchema::compile(&stored.json).map_err(|e| e.to_string()));
+            .get_or_init(|| CompiledSchema::compile(stored.json()).map_err(|e| e.to_string()));
         let compiled = match compiled {
             Ok(c) => c,
             Err(reason) => {
@@ -365,59 +380,56 @@ fn query_error(e: SearchError) -> ToolregError {
     }
 }
 
-/// Providers require an object schema at the top of a tool's input; anything else would be
-/// rejected at request time, far from where it was registered.
-fn check_schema_shape(name: &str, schema: &Value) -> Result<()> {
-    match schema {
-        Value::Object(map) => match map.get("type") {
-            None => Ok(()),
-            Some(Value::String(t)) if t == "object" => Ok(()),
-            Some(other) => Err(ToolregError::InvalidSchema {
-                name: name.into(),
-                reason: format!("the top-level type must be \"object\", not {other}"),
-            }),
-        },
-        other => Err(ToolregError::InvalidSchema {
-            name: name.into(),
-            reason: format!(
-                "expected a JSON Schema object, got {}",
-                schema::json_type_name(other)
-            ),
-        }),
+/// Checks an entry and reads its schema's JSON text for indexing, without building the
+/// schema's tree.
+fn check_entry(spec: EntrySpec, schema_json: Option<String>) -> Result<Checked> {
+    check_tool_name(&spec.name)?;
+    if spec.namespace.is_empty() {
+        return Err(ToolregError::invalid(
+            "namespace",
+            format!("must not be empty (tool {:?})", spec.name),
+        ));
     }
+    let Some(text) = schema_json else {
+        return Ok(Checked {
+            spec,
+            schema: None,
+            params: Vec::new(),
+        });
+    };
+    let outline = schema::outline(&text).map_err(|e| {
+        ToolregError::invalid(
+            "inputSchema",
+            format!("not valid JSON: {e} (tool {:?})", spec.name),
+        )
+    })?;
+    check_schema_shape(&spec.name, &outline, &text)?;
+    Ok(Checked {
+        spec,
+        schema: Some(StoredSchema::new(text)),
+        params: outline.params,
+    })
 }
 
-/// Parameter names and the first line of their descriptions, two levels deep: enough for
-/// search to match "owner"/"repo" without indexing every nested corner of large schemas.
-fn searchable_params(schema: &Value) -> Vec<(String, String)> {
-    fn walk(schema: &Value, prefix: &str, depth: usize, out: &mut Vec<(String, String)>) {
-        let Some(props) = schema.get("properties").and_then(Value::as_object) else {
-            return;
-        };
-        for (key, prop) in props {
-            let path = if prefix.is_empty() {
-                key.clone()
-            } else {
-                format!("{prefix}.{key}")
-            };
-            let description = prop
-                .get("description")
-                .and_then(Value::as_str)
-                .and_then(|d| d.lines().next())
-                .unwrap_or_default()
-                .to_owned();
-            out.push((path.clone(), description));
-            if depth < 2 {
-                walk(prop, &path, depth + 1, out);
-                if let Some(items) = prop.get("items") {
-                    walk(items, &path, depth + 1, out);
-                }
-            }
+/// Providers require an object schema at the top of a tool's input; anything else would be
+/// rejected at request time, far from where it was registered.
+fn check_schema_shape(name: &str, outline: &schema::Outline, text: &str) -> Result<()> {
+    let reason = if !outline.object {
+        // Rare, so the text is parsed again just to name what it is.
+        let found =
+            serde_json::from_str(text).map_or("invalid JSON", |v| schema::json_type_name(&v));
+        format!("expected a JSON Schema object, got {found}")
+    } else {
+        match &outline.root_type {
+            None => return Ok(()),
+            Some(Value::String(t)) if t == "object" => return Ok(()),
+            Some(other) => format!("the top-level type must be \"object\", not {other}"),
         }
-    }
-    let mut out = Vec::new();
-    walk(schema, "", 1, &mut out);
-    out
+    };
+    Err(ToolregError::InvalidSchema {
+        name: name.into(),
+        reason,
+    })
 }
 
 #[cfg(test)]
@@ -507,7 +519,7 @@ mod tests {
         registry
             .set_schema(
                 "send_mail",
-                json!({"type": "object", "properties": {"recipient": {"type": "string", "description": "Address to deliver to"}}}),
+                json!({"type": "object", "properties": {"recipient": {"type": "string", "description": "Address to deliver to"}}}).to_string(),
             )
             .unwrap();
         assert_eq!(search_names(&registry, "recipient"), ["send_mail"]);
@@ -575,14 +587,43 @@ mod tests {
     }
 
     #[test]
-    fn searchable_params_walks_nested_objects_and_items() {
-        let schema = json!({"type": "object", "properties": {
+    fn nested_parameters_are_searchable() {
+        let mut registry = Registry::new();
+        let schema = r#"{"type": "object", "properties": {
             "repo": {"type": "object", "description": "Target\nmore", "properties": {"owner": {"type": "string"}}},
-            "labels": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}}
-        }});
-        let params = searchable_params(&schema);
-        assert!(params.contains(&("repo".into(), "Target".into())));
-        assert!(params.iter().any(|(p, _)| p == "repo.owner"));
-        assert!(params.iter().any(|(p, _)| p == "labels.name"));
+            "labels": {"type": "array", "items": {"type": "object", "properties": {"colour": {"type": "string"}}}}
+        }}"#;
+        registry
+            .register_json(spec("tag", "web", "x"), Some(schema.into()))
+            .unwrap();
+        for query in ["target", "owner", "colour"] {
+            assert_eq!(search_names(&registry, query), ["tag"], "{query}");
+        }
+        assert!(search_names(&registry, "more").is_empty());
+    }
+
+    #[test]
+    fn schema_json_is_checked_at_registration_and_parsed_on_use() {
+        let mut registry = Registry::new();
+        let err = registry
+            .register_json(spec("t", "web", "x"), Some("{\"type\": ".into()))
+            .unwrap_err();
+        assert!(err.to_string().contains("not valid JSON"), "{err}");
+        let err = registry
+            .register_json(spec("t", "web", "x"), Some("[1]".into()))
+            .unwrap_err();
+        assert!(err.to_string().contains("got an array"), "{err}");
+        assert!(registry.is_empty());
+        let schema =
+            r#"{"type":"object","properties":{"q":{"type":"string","description":"Query"}}}"#;
+        registry
+            .register_many(vec![(spec("t", "web", "x"), Some(schema.into()))])
+            .unwrap();
+        assert!(registry.signature("t").unwrap().contains("params.q"));
+        registry
+            .set_schema("t", r#"{"properties":{"z":{}}}"#.into())
+            .unwrap();
+        assert!(registry.signature("t").unwrap().contains("params.z"));
+        assert_eq!(search_names(&registry, "query"), Vec::<String>::new());
     }
 }

@@ -6,9 +6,11 @@
 //! depth- and cycle-bounded.
 
 mod jsdoc;
+mod outline;
 mod validate;
 
 pub use jsdoc::{MAX_NESTING_DEPTH, describe_tool, needs_exact_schema, schema_to_jsdoc};
+pub use outline::{Outline, outline};
 pub(crate) use validate::json_type_name;
 pub use validate::{
     CompiledSchema, MAX_LISTED_ISSUES, SchemaError, ValidationIssue, format_issues,

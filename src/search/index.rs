@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use super::SearchDoc;
 use super::hash::FastMap;
-use super::tokenize::{PHRASE_MARK, TermKind, analyze_tagged, exact_key, phrase_key_into};
+use super::tokenize::{Analyzer, PHRASE_MARK, TermKind, exact_key, phrase_key_into};
 
 /// Number of indexed fields.
 pub(crate) const NF: usize = 6;
@@ -90,8 +90,8 @@ pub(crate) struct Store {
     phrase_term: Vec<bool>,
     /// Per term id: scratch for [`DocBuilder`] (always 0 between upserts).
     mark: Vec<u32>,
-    /// Reused term-frequency buffer of [`DocBuilder`].
-    tf_buf: Vec<(u32, [u8; NF])>,
+    /// [`DocBuilder`]'s buffers, kept between documents.
+    scratch: Scratch,
     pub postings: Vec<Vec<Posting>>,
     pub ns_postings: Vec<Vec<NsPosting>>,
     pub field_totals: [u64; NF],
@@ -184,6 +184,16 @@ fn prefix_eligible(term: &str) -> bool {
 /// (and its indexing time) for pairs nobody types.
 const MAX_PHRASES_PER_FIELD: usize = 48;
 
+/// Buffers one document's indexing needs; a registry indexes thousands of tools in a row,
+/// and allocating these per tool was a measurable part of it.
+#[derive(Clone, Default)]
+struct Scratch {
+    tf: Vec<(u32, [u8; NF])>,
+    analyzer: Analyzer,
+    phrase: String,
+    prev: String,
+}
+
 /// Builds one document's term frequencies, interning terms as they are met so no string is
 /// allocated for a term the dictionary already knows.
 ///
@@ -195,6 +205,7 @@ struct DocBuilder<'s> {
     /// index of `tid`'s entry plus one while the document is being built (0: not seen yet).
     tf: Vec<(u32, [u8; NF])>,
     lens: [f32; NF],
+    analyzer: Analyzer,
     phrase: String,
     prev: String,
 }
@@ -222,7 +233,8 @@ impl DocBuilder<'_> {
             0
         };
         self.prev.clear();
-        analyze_tagged(text, |t, kind| {
+        let mut analyzer = std::mem::take(&mut self.analyzer);
+        analyzer.run(text, |t, kind| {
             self.lens[f] += 1.0;
             self.bump(f, t);
             if phrases > 0 && kind == TermKind::Word {
@@ -238,6 +250,7 @@ impl DocBuilder<'_> {
                 self.prev.push_str(t);
             }
         });
+        self.analyzer = analyzer;
     }
 }
 
@@ -305,13 +318,19 @@ impl Store {
 
     pub fn upsert(&mut self, doc: &SearchDoc) {
         self.remove(doc.name);
-        let tf = std::mem::take(&mut self.tf_buf);
+        let Scratch {
+            tf,
+            analyzer,
+            phrase,
+            prev,
+        } = std::mem::take(&mut self.scratch);
         let mut b = DocBuilder {
             store: self,
             tf,
             lens: [0.0; NF],
-            phrase: String::new(),
-            prev: String::new(),
+            analyzer,
+            phrase,
+            prev,
         };
         b.add(Field::Name, doc.name);
         b.add(Field::Label, doc.namespace_label);
@@ -325,7 +344,14 @@ impl Store {
             b.lens[Field::Exact as usize] = 1.0;
             b.bump(Field::Exact as usize, &key);
         }
-        let (mut terms, lens) = (b.tf, b.lens);
+        let DocBuilder {
+            tf: mut terms,
+            lens,
+            analyzer,
+            phrase,
+            prev,
+            ..
+        } = b;
         for &(tid, _) in &terms {
             self.mark[tid as usize] = 0;
         }
@@ -359,7 +385,12 @@ impl Store {
         }
         self.doc_terms[slot as usize] = doc_terms;
         terms.clear();
-        self.tf_buf = terms;
+        self.scratch = Scratch {
+            tf: terms,
+            analyzer,
+            phrase,
+            prev,
+        };
         for (total, &l) in self.field_totals.iter_mut().zip(&lens) {
             *total += l as u64;
         }
@@ -431,8 +462,14 @@ impl Store {
             return;
         };
         let list = &mut self.ns_postings[tid as usize];
-        match n.terms.get(&tid) {
-            Some(&pos) => list[pos as usize].tf += 1,
+        // A namespace's tools usually arrive together, so its entry is most often the last
+        // one and the map lookup can be skipped.
+        let pos = match list.last() {
+            Some(last) if last.ns == ns => Some(list.len() - 1),
+            _ => n.terms.get(&tid).map(|&pos| pos as usize),
+        };
+        match pos {
+            Some(pos) => list[pos].tf += 1,
             None => {
                 n.terms.insert(tid, list.len() as u32);
                 list.push(NsPosting { ns, tf: 1 });

@@ -29,21 +29,42 @@ pub fn analyze(text: &str, mut emit: impl FnMut(&str)) {
 }
 
 /// [`analyze`], also telling what kind of term each one is.
-pub fn analyze_tagged(text: &str, mut emit: impl FnMut(&str, TermKind)) {
-    let mut folded = String::with_capacity(text.len());
-    fold_into(text, &mut folded);
-    let mut lower = String::new();
-    for run in Runs::new(&folded) {
-        match run {
-            Run::Cjk(s) => cjk_terms(s, &mut |t| emit(t, TermKind::Cjk)),
-            Run::Word(s) => {
-                let mut parts = 0usize;
-                for part in IdentParts::new(s) {
-                    parts += 1;
-                    emit_word(part, &mut lower, &mut |t| emit(t, TermKind::Word));
-                }
-                if parts > 1 {
-                    emit_word(s, &mut lower, &mut |t| emit(t, TermKind::Compound));
+pub fn analyze_tagged(text: &str, emit: impl FnMut(&str, TermKind)) {
+    Analyzer::default().run(text, emit);
+}
+
+/// [`analyze_tagged`] with buffers kept between texts: indexing analyses several texts per
+/// tool, and allocating fresh buffers for each was a measurable share of index build time.
+#[derive(Clone, Default)]
+pub struct Analyzer {
+    folded: String,
+    word: String,
+}
+
+impl Analyzer {
+    /// Same terms as [`analyze_tagged`].
+    pub fn run(&mut self, text: &str, mut emit: impl FnMut(&str, TermKind)) {
+        let Analyzer { folded, word } = self;
+        // Folding leaves ASCII as it is, and most tool text is ASCII.
+        let text = if text.is_ascii() {
+            text
+        } else {
+            folded.clear();
+            fold_into(text, folded);
+            folded.as_str()
+        };
+        for run in Runs::new(text) {
+            match run {
+                Run::Cjk(s) => cjk_terms(s, &mut |t| emit(t, TermKind::Cjk)),
+                Run::Word(s) => {
+                    let mut parts = 0usize;
+                    for part in IdentParts::new(s) {
+                        parts += 1;
+                        emit_word(part, word, &mut |t| emit(t, TermKind::Word));
+                    }
+                    if parts > 1 {
+                        emit_word(s, word, &mut |t| emit(t, TermKind::Compound));
+                    }
                 }
             }
         }
@@ -97,12 +118,13 @@ pub fn exact_key(name: &str) -> String {
 /// Lowercase, stopword-filter and stem one ASCII word part, then emit it.
 fn emit_word(word: &str, buf: &mut String, emit: &mut impl FnMut(&str)) {
     buf.clear();
-    buf.extend(word.chars().map(|c| c.to_ascii_lowercase()));
+    buf.push_str(word);
+    buf.make_ascii_lowercase();
     if is_stopword(buf) {
         return;
     }
-    let stemmed = stem(buf);
-    emit(&stemmed);
+    stem_in_place(buf);
+    emit(buf);
 }
 
 /// Emit CJK terms for a run of Han/Kana/Hangul characters: overlapping bigrams, or the single
@@ -169,24 +191,53 @@ impl<'a> Runs<'a> {
     }
 }
 
+impl<'a> Runs<'a> {
+    /// The character starting at byte `i` when it is CJK (`None` for ASCII and other scripts).
+    fn cjk_at(&self, i: usize) -> Option<char> {
+        self.s[i..].chars().next().filter(|&c| is_cjk(c))
+    }
+
+    /// Byte length of the character starting at byte `i`.
+    fn char_len(&self, i: usize) -> usize {
+        self.s[i..].chars().next().map_or(1, char::len_utf8)
+    }
+}
+
+/// Scans bytes: runs and separators are ASCII except CJK characters, which are decoded only
+/// where a non-ASCII byte starts one.
 impl<'a> Iterator for Runs<'a> {
     type Item = Run<'a>;
     fn next(&mut self) -> Option<Run<'a>> {
-        let rest = &self.s[self.pos..];
-        let start = rest.find(|c: char| c.is_ascii_alphanumeric() || is_cjk(c))?;
-        let first = rest[start..].chars().next()?;
-        let cjk = is_cjk(first);
-        let len = rest[start..]
-            .find(|c: char| {
-                if cjk {
-                    !is_cjk(c)
-                } else {
-                    !c.is_ascii_alphanumeric()
-                }
-            })
-            .unwrap_or(rest.len() - start);
-        let piece = &rest[start..start + len];
-        self.pos += start + len;
+        let bytes = self.s.as_bytes();
+        let mut start = self.pos;
+        let cjk = loop {
+            let &b = bytes.get(start)?;
+            if b.is_ascii_alphanumeric() {
+                break false;
+            }
+            if !b.is_ascii() && self.cjk_at(start).is_some() {
+                break true;
+            }
+            start += if b.is_ascii() {
+                1
+            } else {
+                self.char_len(start)
+            };
+        };
+        let mut end = start;
+        if cjk {
+            while bytes.get(end).is_some_and(|b| !b.is_ascii())
+                && let Some(c) = self.cjk_at(end)
+            {
+                end += c.len_utf8();
+            }
+        } else {
+            while bytes.get(end).is_some_and(u8::is_ascii_alphanumeric) {
+                end += 1;
+            }
+        }
+        self.pos = end;
+        let piece = &self.s[start..end];
         Some(if cjk {
             Run::Cjk(piece)
         } else {
@@ -303,55 +354,58 @@ fn has_vowel(s: &str) -> bool {
 /// names, and aggressive suffix stripping merges unrelated words. Words of 3 letters or fewer,
 /// digits and non-ASCII terms are returned unchanged.
 pub fn stem(w: &str) -> Cow<'_, str> {
-    if w.len() <= 3 || !w.bytes().all(|b| b.is_ascii_lowercase()) {
-        return Cow::Borrowed(w);
+    let mut s = w.to_owned();
+    stem_in_place(&mut s);
+    if s == w {
+        Cow::Borrowed(w)
+    } else {
+        Cow::Owned(s)
     }
-    let mut s: Cow<'_, str> = Cow::Borrowed(w);
+}
+
+/// [`stem`] on a buffer: every rule only cuts a suffix and maybe appends a letter or two, so
+/// indexing stems each word where it was lowercased, without allocating.
+fn stem_in_place(s: &mut String) {
+    if s.len() <= 3 || !s.bytes().all(|b| b.is_ascii_lowercase()) {
+        return;
+    }
     // Step 1: plurals.
-    if let Some(base) = w.strip_suffix("ies").filter(|b| b.len() >= 2) {
-        s = Cow::Owned(format!("{base}y"));
-    } else if let Some(base) = w.strip_suffix("sses") {
-        s = Cow::Owned(format!("{base}ss"));
-    } else if w.ends_with("ss") || w.ends_with("us") || w.ends_with("is") {
+    let n = s.len();
+    if s.ends_with("ies") && n >= 5 {
+        s.truncate(n - 3);
+        s.push('y');
+    } else if s.ends_with("sses") {
+        s.truncate(n - 2);
+    } else if s.ends_with("ss") || s.ends_with("us") || s.ends_with("is") {
         // `address`, `status`, `analysis`: not plurals.
-    } else if let Some(base) = ["xes", "ches", "shes"]
-        .iter()
-        .find_map(|suf| w.strip_suffix(suf).map(|b| (b, suf)))
-    {
-        let (b, suf) = base;
-        s = Cow::Owned(format!("{b}{}", &suf[..suf.len() - 2]));
-    } else if let Some(base) = w.strip_suffix('s') {
-        s = Cow::Borrowed(base);
+    } else if s.ends_with("xes") || s.ends_with("ches") || s.ends_with("shes") {
+        s.truncate(n - 2);
+    } else if s.ends_with('s') {
+        s.truncate(n - 1);
     }
     // Step 2: -ied / -ed / -ing (only when what is left still looks like a word).
-    let cur: &str = &s;
-    let stripped = if let Some(base) = cur.strip_suffix("ied").filter(|b| b.len() >= 2) {
-        Some(format!("{base}y"))
-    } else if let Some(base) = cur
-        .strip_suffix("ed")
-        .filter(|b| b.len() >= 3 && !b.ends_with('e') && has_vowel(b))
-    {
-        Some(undouble(base).to_owned())
-    } else {
-        cur.strip_suffix("ing")
-            .filter(|b| b.len() >= 3 && has_vowel(b))
-            .map(|base| undouble(base).to_owned())
-    };
-    if let Some(st) = stripped {
-        return Cow::Owned(st);
+    let n = s.len();
+    if s.ends_with("ied") && n >= 5 {
+        s.truncate(n - 3);
+        s.push('y');
+        return;
+    }
+    let base = &s[..n.saturating_sub(2)];
+    if s.ends_with("ed") && base.len() >= 3 && !base.ends_with('e') && has_vowel(base) {
+        let keep = undouble(base).len();
+        s.truncate(keep);
+        return;
+    }
+    let base = &s[..n.saturating_sub(3)];
+    if s.ends_with("ing") && base.len() >= 3 && has_vowel(base) {
+        let keep = undouble(base).len();
+        s.truncate(keep);
+        return;
     }
     // Step 3: silent final e (`create` ↔ `creat`-ed), not `-ee` (`free`).
     if s.len() >= 4 && s.ends_with('e') && !s.ends_with("ee") {
-        let n = s.len() - 1;
-        return match s {
-            Cow::Borrowed(b) => Cow::Borrowed(&b[..n]),
-            Cow::Owned(mut o) => {
-                o.truncate(n);
-                Cow::Owned(o)
-            }
-        };
+        s.truncate(s.len() - 1);
     }
-    s
 }
 
 /// `stopp` → `stop`, `runn` → `run`; keeps `ll`, `ss`, `zz` (`call`, `pass`, `buzz`).
