@@ -299,8 +299,8 @@ export interface ToolRegistryOptions {
   embedBatchSize?: number
   /**
    * Hybrid search with toolreg's built-in static embeddings (a token table distilled from
-   * all-MiniLM-L6-v2): no model, no network, vectors computed natively at registration. Then
-   * `search` is hybrid too. Not combinable with `embed` / `embeddingModel`.
+   * all-MiniLM-L6-v2): no model, no network; tools and queries are embedded natively on the
+   * worker pool. Not combinable with `embed` / `embeddingModel`.
    */
   builtinEmbeddings?: boolean
 }

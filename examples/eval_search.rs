@@ -1042,8 +1042,8 @@ fn parse_args() -> Args {
     args
 }
 
-/// `--speed build|query`: repeated registry builds or queries over the ~11k MCP tools of
-/// Toucan + Docker with the StableToolBench queries, through `Registry::register` with the
+/// `--speed build|query[-builtin]`: repeated registry builds or queries over the ~11k MCP tools of
+/// Toucan + Docker with the StableToolBench queries, through `Registry::register_many` with the
 /// schema as JSON text, as the addon receives them from `bench/search.bench.mjs` (first-line
 /// descriptions, wire names, labels); for profiling the Rust side alone.
 fn speed(dir: &Path, mode: &str) {
@@ -1111,24 +1111,30 @@ fn speed(dir: &Path, mode: &str) {
             queries.push(s(&q["query"]));
         }
     }
+    // `build-builtin`: with the built-in static embeddings on (every tool embedded as it is
+    // registered).
+    let builtin = mode.ends_with("builtin");
     let rounds = if mode.starts_with("build") { 20 } else { 1 };
     let mut registry = Registry::new();
     for _ in 0..rounds {
         drop(std::mem::take(&mut registry));
+        let entries: Vec<(EntrySpec, Option<String>)> = tools
+            .iter()
+            .map(|t| (t.spec.clone(), Some(t.schema.clone())))
+            .collect();
+        // What `registerMany` does once its strings have crossed from JS.
         let start = Instant::now();
-        for t in &tools {
-            let schema: Value = serde_json::from_str(&t.schema).expect("schema json");
-            registry
-                .register(t.spec.clone(), Some(schema))
-                .expect("register");
+        if builtin {
+            registry.use_builtin_embeddings();
         }
+        registry.register_many(entries).expect("register");
         eprintln!(
             "build {} tools {:.1} ms",
             tools.len(),
             start.elapsed().as_secs_f64() * 1e3
         );
     }
-    let rounds = if mode == "query" { 20 } else { 1 };
+    let rounds = if mode.starts_with("query") { 20 } else { 1 };
     let mut lat = Vec::new();
     for _ in 0..rounds {
         for q in &queries {

@@ -1,7 +1,7 @@
 'use strict'
 
 const native = require('../binding.js')
-const { callNative, fromNative, invalidArgument } = require('./errors')
+const { callNative, invalidArgument } = require('./errors')
 const { jsonSchemaOf, isThenable } = require('./schema')
 
 const DEFER_VALUES = ['never', 'always', 'auto']
@@ -63,8 +63,6 @@ class ToolRegistry {
   /** The running embedding pass, if any. */
   #embedding = null
   #queryVectors = new Map()
-  /** Whether tools and queries are embedded natively with the built-in static table. */
-  #builtin = false
 
   /**
    * @param {{
@@ -99,12 +97,16 @@ class ToolRegistry {
       const { embedMany } = require('ai')
       this.#embed = async (values) => (await embedMany({ model: embeddingModel, values })).embeddings
     }
-    if (embedBatchSize) this.#embedBatchSize = embedBatchSize
-    if (this.#embed) this.#native.enableEmbeddings()
     if (builtinEmbeddings) {
-      this.#builtin = true
-      this.#native.useBuiltinEmbeddings()
+      // The built-in table is one more embedder, run natively on the worker pool: registration
+      // stays as fast as without embeddings, and vectors follow in batches.
+      this.#embed = (texts) => native.embedBuiltin(texts)
+      this.#embedBatchSize = 512 // ~5 ms of work per batch: few round trips
+      this.#native.enableBuiltinEmbeddings()
+    } else if (this.#embed) {
+      this.#native.enableEmbeddings()
     }
+    if (embedBatchSize) this.#embedBatchSize = embedBatchSize
   }
 
   register(entry) {
@@ -179,7 +181,7 @@ class ToolRegistry {
 
   /** Whether this registry has an embedder (hybrid search): the host's or the built-in one. */
   get hybrid() {
-    return this.#embed !== null || this.#builtin
+    return this.#embed !== null
   }
 
   /** `{ enabled, ready, pending, dimensions }`: how many tools have an embedding. */
@@ -300,14 +302,6 @@ class ToolRegistry {
         } catch (error) {
           this.#logger.warn(`toolreg: hybrid search failed; using word search only: ${error?.message ?? error}`)
         }
-      }
-    }
-    if (this.#builtin) {
-      // Scores every tool's vector: on the worker pool, off the JS thread.
-      try {
-        return await this.#native.searchAsync(query, nativeOpts, nameSet)
-      } catch (error) {
-        throw fromNative(error)
       }
     }
     return callNative(() => this.#native.search(query, nativeOpts, nameSet))

@@ -244,6 +244,7 @@ impl Registry {
         }
     }
 
+    /// Word search (no embeddings, whatever the index keeps).
     pub fn search(
         &self,
         query: &str,
@@ -252,11 +253,13 @@ impl Registry {
         allowed: Option<&HashSet<String>>,
         mode: SearchMode,
     ) -> Result<Vec<SearchHit>> {
-        self.search_hybrid(query, None, namespace, limit, allowed, mode)
+        let opts = search_options(namespace, limit, allowed, mode);
+        self.index.search(query, &opts).map_err(query_error)
     }
 
     /// [`Self::search`], fused with a dense ranking when `query_vector` (the query's
-    /// embedding) is given; see [`SearchIndex::search_hybrid`].
+    /// embedding) is given or the built-in table can embed the query; see
+    /// [`SearchIndex::search_hybrid`].
     pub fn search_hybrid(
         &self,
         query: &str,
@@ -266,17 +269,9 @@ impl Registry {
         allowed: Option<&HashSet<String>>,
         mode: SearchMode,
     ) -> Result<Vec<SearchHit>> {
+        let opts = search_options(namespace, limit, allowed, mode);
         self.index
-            .search_hybrid(
-                query,
-                query_vector,
-                &SearchOptions {
-                    namespace,
-                    limit,
-                    allowed,
-                    mode,
-                },
-            )
+            .search_hybrid(query, query_vector, &opts)
             .map_err(query_error)
     }
 
@@ -291,8 +286,14 @@ impl Registry {
         self.index.enable_vectors();
     }
 
-    /// Embeds every entry with the built-in static table (hybrid search with no host
-    /// embedder); see [`SearchIndex::use_builtin_embeddings`].
+    /// Keeps vectors from the built-in static table, computed by the caller; see
+    /// [`SearchIndex::enable_builtin_vectors`].
+    pub fn enable_builtin_vectors(&mut self) {
+        self.index.enable_builtin_vectors();
+    }
+
+    /// Embeds every entry with the built-in static table as it is registered; see
+    /// [`SearchIndex::use_builtin_embeddings`].
     pub fn use_builtin_embeddings(&mut self) {
         self.index.use_builtin_embeddings();
     }
@@ -368,6 +369,20 @@ impl Registry {
             Ok(value) => Ok(InputCheck::Valid(value)),
             Err(issues) => Ok(InputCheck::Invalid(schema::format_issues(&issues))),
         }
+    }
+}
+
+fn search_options<'a>(
+    namespace: Option<&'a str>,
+    limit: usize,
+    allowed: Option<&'a HashSet<String>>,
+    mode: SearchMode,
+) -> SearchOptions<'a> {
+    SearchOptions {
+        namespace,
+        limit,
+        allowed,
+        mode,
     }
 }
 

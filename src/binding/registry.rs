@@ -199,10 +199,11 @@ impl NativeRegistry {
         self.write().enable_vectors();
     }
 
-    /// Embeds every tool with the built-in static table; searches embed the query with it.
+    /// Starts keeping vectors from the built-in static table (`embedBuiltin` computes them);
+    /// already registered tools are queued.
     #[napi]
-    pub fn use_builtin_embeddings(&self) {
-        self.write().use_builtin_embeddings();
+    pub fn enable_builtin_embeddings(&self) {
+        self.write().enable_builtin_vectors();
     }
 
     /// Up to `max` tools waiting for an embedding; they leave the queue until
@@ -298,11 +299,14 @@ impl NativeRegistry {
         query_vector: Option<Float32Array>,
     ) -> Result<Vec<NativeHit>> {
         let mut task = SearchTask::new(&self.inner, query, options, allowed, query_vector)?;
+        // Hybrid only when the caller brings the query's vectors: embedding the query with the
+        // built-in table and scoring every tool's vector is for the worker pool (`searchAsync`).
+        task.hybrid = task.query_vector.is_some();
         task.compute().map(native_hits)
     }
 
-    /// [`Self::search`] on the worker pool: hybrid search scores every tool's vector, which
-    /// should not hold the JS thread.
+    /// Hybrid search on the worker pool (scoring every tool's vector should not hold the JS
+    /// thread): with `queryVector`, or with the built-in table embedding the query.
     #[napi(ts_return_type = "Promise<NativeHit[]>")]
     pub fn search_async(
         &self,
@@ -370,6 +374,7 @@ pub struct SearchTask {
     allowed: Option<Arc<HashSet<String>>>,
     mode: SearchMode,
     query_vector: Option<Vec<f32>>,
+    hybrid: bool,
 }
 
 impl SearchTask {
@@ -398,6 +403,7 @@ impl SearchTask {
             allowed: allowed.map(|a| Arc::clone(&a.names)),
             mode,
             query_vector: query_vector.map(|v| v.to_vec()),
+            hybrid: true,
         })
     }
 }
@@ -407,16 +413,21 @@ impl Task for SearchTask {
     type JsValue = Vec<NativeHit>;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        read(&self.registry)
-            .search_hybrid(
+        let registry = read(&self.registry);
+        let (namespace, allowed) = (self.namespace.as_deref(), self.allowed.as_deref());
+        let hits = if self.hybrid {
+            registry.search_hybrid(
                 &self.query,
                 self.query_vector.as_deref(),
-                self.namespace.as_deref(),
+                namespace,
                 self.limit,
-                self.allowed.as_deref(),
+                allowed,
                 self.mode,
             )
-            .map_err(js_error)
+        } else {
+            registry.search(&self.query, namespace, self.limit, allowed, self.mode)
+        };
+        hits.map_err(js_error)
     }
 
     fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {

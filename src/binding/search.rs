@@ -1,5 +1,9 @@
 //! Search helpers that have no registry state.
 
+use napi::bindgen_prelude::*;
+
+use crate::embed::StaticEmbeddings;
+
 /// The sentences of a multi-sentence query that hybrid search embeds beside the whole query
 /// (empty for a single sentence).
 #[napi_derive::napi(js_name = "querySentences")]
@@ -8,4 +12,33 @@ pub fn query_sentences(query: String) -> Vec<String> {
         .into_iter()
         .map(str::to_owned)
         .collect()
+}
+
+pub struct EmbedBuiltinTask {
+    texts: Vec<String>,
+}
+
+impl Task for EmbedBuiltinTask {
+    type Output = Vec<Vec<f32>>;
+    type JsValue = Vec<Float32Array>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let table = StaticEmbeddings::builtin();
+        Ok(self
+            .texts
+            .iter()
+            // A text without a meaningful token gets a zero vector: similar to nothing.
+            .map(|t| table.embed(t).unwrap_or_else(|| vec![0.0; table.dim()]))
+            .collect())
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(output.into_iter().map(Float32Array::new).collect())
+    }
+}
+
+/// The built-in static embeddings of `texts`, computed on the worker pool.
+#[napi_derive::napi(js_name = "embedBuiltin", ts_return_type = "Promise<Float32Array[]>")]
+pub fn embed_builtin(texts: Vec<String>) -> AsyncTask<EmbedBuiltinTask> {
+    AsyncTask::new(EmbedBuiltinTask { texts })
 }

@@ -5,29 +5,42 @@
 //! for token; `fixtures/wordpiece.json` holds the reference's ids for varied texts and the
 //! tests compare against it.
 
-use std::collections::HashMap;
-
 use unicode_general_category::{GeneralCategory as Cat, get_general_category};
 use unicode_normalization::UnicodeNormalization;
+
+use crate::search::hash::FastMap;
 
 /// Words longer than this many characters become `[UNK]` (the reference's limit).
 const MAX_WORD_CHARS: usize = 100;
 
 pub struct WordPiece {
-    ids: HashMap<Box<str>, u32>,
+    // A fixed vocabulary shipped with the package: no hash-flooding concern, and the lookup
+    // runs for every piece tried.
+    ids: FastMap<Box<str>, u32>,
     unk: u32,
+    /// Longest vocabulary piece in bytes (without `##`): no longer candidate can match.
+    max_piece: usize,
 }
 
 impl WordPiece {
     /// From a `vocab.txt` (one token per line, id = line number). `None` without `[UNK]`.
     pub fn from_vocab(vocab: &str) -> Option<Self> {
-        let ids: HashMap<Box<str>, u32> = vocab
+        let ids: FastMap<Box<str>, u32> = vocab
             .lines()
             .enumerate()
             .map(|(i, token)| (token.into(), i as u32))
             .collect();
         let unk = *ids.get("[UNK]")?;
-        Some(WordPiece { ids, unk })
+        let max_piece = ids
+            .keys()
+            .map(|t| t.strip_prefix("##").unwrap_or(t).len())
+            .max()
+            .unwrap_or(0);
+        Some(WordPiece {
+            ids,
+            unk,
+            max_piece,
+        })
     }
 
     pub fn vocab_size(&self) -> usize {
@@ -54,6 +67,9 @@ impl WordPiece {
         let mut piece = String::new();
         while start < word.len() {
             let mut end = word.len();
+            while end - start > self.max_piece {
+                end = prev_boundary(word, end);
+            }
             let mut found = None;
             while end > start {
                 piece.clear();
@@ -85,6 +101,18 @@ fn prev_boundary(s: &str, i: usize) -> usize {
 /// `BertNormalizer` with `clean_text`, `handle_chinese_chars`, `lowercase` and (following
 /// `lowercase`) `strip_accents`, in the reference's order.
 fn normalize(text: &str) -> String {
+    if text.is_ascii() {
+        // Same result without decomposition or category lookups: ASCII controls other than
+        // tab and line breaks are dropped, those become spaces.
+        return text
+            .bytes()
+            .filter_map(|b| match b {
+                b'\t' | b'\n' | b'\r' => Some(' '),
+                0..=0x1f | 0x7f => None,
+                _ => Some(b.to_ascii_lowercase() as char),
+            })
+            .collect();
+    }
     let mut cleaned = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         if c == '\0' || c == '\u{fffd}' || is_control(c) {

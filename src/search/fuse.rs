@@ -125,7 +125,7 @@ pub(crate) fn hybrid(
             continue;
         }
         population += 1;
-        let Some(Some(v)) = vectors.vec.get(slot) else {
+        let Some(v) = vectors.row(slot) else {
             continue;
         };
         // Every query vector against this tool's vector while it is in cache: the catalog's

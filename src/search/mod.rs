@@ -12,7 +12,7 @@
 
 mod filter;
 mod fuse;
-mod hash;
+pub(crate) mod hash;
 mod index;
 mod pattern;
 mod query;
@@ -185,9 +185,11 @@ pub struct SearchIndex {
     store: Store,
     tuning: Tuning,
     vectors: vector::Vectors,
-    /// Set when tools and queries are embedded with the built-in static table rather than
-    /// by the host.
+    /// Set when the vectors come from the built-in static table rather than the host's model
+    /// (it picks the fusion weight, and lets a search embed its own query).
     builtin: Option<&'static StaticEmbeddings>,
+    /// The index embeds tools itself, as they are upserted ([`Self::use_builtin_embeddings`]).
+    embed_inline: bool,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -217,6 +219,7 @@ impl SearchIndex {
             tuning,
             vectors: vector::Vectors::default(),
             builtin: None,
+            embed_inline: false,
         }
     }
 
@@ -275,22 +278,30 @@ impl SearchIndex {
         }
     }
 
-    /// Embeds every tool, now and on every later upsert, with the built-in static table
-    /// ([`crate::embed`]), so hybrid search needs no host embedder: [`Self::search_hybrid`]
-    /// then embeds the query itself. Vectors from a host embedder are dropped (another
-    /// model's vectors are not comparable). Idempotent.
-    pub fn use_builtin_embeddings(&mut self) {
+    /// Keeps vectors from the built-in static table ([`crate::embed`]): the caller computes
+    /// them from [`Self::take_pending_vectors`] (off its main thread, say) and stores them
+    /// with [`Self::set_vector`]; searches fuse them with the table's weight and, given no
+    /// query vectors, embed the query themselves. Vectors from a host embedder are dropped
+    /// (another model's vectors are not comparable). Idempotent.
+    pub fn enable_builtin_vectors(&mut self) {
         if self.builtin.is_some() {
             return;
         }
         self.builtin = Some(StaticEmbeddings::builtin());
         self.vectors = vector::Vectors::default();
         self.enable_vectors();
+    }
+
+    /// [`Self::enable_builtin_vectors`], with the index embedding every tool itself, now and
+    /// on every later upsert (~10 µs per tool): no queue to drain.
+    pub fn use_builtin_embeddings(&mut self) {
+        self.enable_builtin_vectors();
+        self.embed_inline = true;
         self.embed_pending_builtin();
     }
 
     fn embed_pending_builtin(&mut self) {
-        if let Some(table) = self.builtin {
+        if let (true, Some(table)) = (self.embed_inline, self.builtin) {
             self.vectors.fill_pending(|text| table.embed(text));
         }
     }
@@ -315,11 +326,7 @@ impl SearchIndex {
     pub fn requeue_vectors<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) {
         for name in names {
             if let Some(&slot) = self.store.by_name.get(name)
-                && self
-                    .vectors
-                    .vec
-                    .get(slot as usize)
-                    .is_some_and(Option::is_none)
+                && self.vectors.missing(slot)
             {
                 self.vectors.pending.insert(slot);
             }
@@ -349,11 +356,7 @@ impl SearchIndex {
                 got: 0,
             });
         }
-        let stored = self.vectors.set(slot, text, vector).is_ok();
-        if stored {
-            self.vectors.dim = vector.len();
-        }
-        Ok(stored)
+        Ok(self.vectors.set(slot, text, vector).is_ok())
     }
 
     pub fn vector_stats(&self) -> VectorStats {

@@ -848,3 +848,48 @@ fn enabling_vectors_later_queues_existing_tools() {
     assert_eq!(idx.take_pending_vectors(3).len(), 3);
     assert_eq!(idx.vector_stats().pending, n - 3);
 }
+
+#[test]
+fn builtin_embeddings_find_a_tool_by_meaning() {
+    let tools = [
+        tool(
+            "crypto_quotes",
+            "fin",
+            "Live quotes for cryptocurrencies and stocks",
+        ),
+        tool("weather_now", "wx", "Current weather conditions for a city"),
+        tool("send_mail", "mail", "Send an email message"),
+    ];
+    let query = "how is bitcoin trading";
+    let opts = SearchOptions::default();
+    let mut idx = index(&tools);
+    assert!(idx.search(query, &opts).unwrap().is_empty());
+    // Vectors computed by the caller: queued, not computed here.
+    idx.enable_builtin_vectors();
+    assert_eq!(
+        (idx.vector_stats().ready, idx.vector_stats().pending),
+        (0, 3)
+    );
+    assert!(idx.search_hybrid(query, None, &opts).unwrap().is_empty());
+    // Computed by the index itself, now and on later upserts.
+    idx.use_builtin_embeddings();
+    assert_eq!(
+        (idx.vector_stats().ready, idx.vector_stats().pending),
+        (3, 0)
+    );
+    assert_eq!(
+        idx.search_hybrid(query, None, &opts).unwrap()[0].name,
+        "crypto_quotes"
+    );
+    put(
+        &mut idx,
+        &tool("rain_radar", "wx", "Precipitation radar maps"),
+    );
+    assert_eq!(idx.vector_stats().ready, 4);
+    // A query of stopwords only has no vector: the word ranking (here: nothing).
+    assert!(
+        idx.search_hybrid("what is it", None, &opts)
+            .unwrap()
+            .is_empty()
+    );
+}

