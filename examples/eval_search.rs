@@ -29,7 +29,8 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use toolreg::registry::{Defer, EntrySpec, Registry};
 use toolreg::search::{
-    SearchDoc, SearchIndex, SearchOptions, Tuning, embedding_text, query_sentences, tokenize,
+    SearchDoc, SearchHit, SearchIndex, SearchOptions, Tuning, embedding_text, query_sentences,
+    tokenize,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -363,18 +364,29 @@ impl Ours {
     }
 }
 
-impl Retriever for Ours {
-    fn top(&self, query: &str, k: usize) -> Vec<usize> {
+impl Ours {
+    /// The catalog positions of the top `k` hits of `search` over this index.
+    fn top_by(
+        &self,
+        k: usize,
+        search: impl FnOnce(&SearchIndex, &SearchOptions) -> Vec<SearchHit>,
+    ) -> Vec<usize> {
         let opts = SearchOptions {
             limit: k,
             ..Default::default()
         };
-        self.index
-            .search(query, &opts)
-            .expect("bm25 never fails")
+        search(&self.index, &opts)
             .into_iter()
             .map(|h| self.ids[&h.name])
             .collect()
+    }
+}
+
+impl Retriever for Ours {
+    fn top(&self, query: &str, k: usize) -> Vec<usize> {
+        self.top_by(k, |index, opts| {
+            index.search(query, opts).expect("bm25 never fails")
+        })
     }
 }
 
@@ -523,17 +535,12 @@ impl<'a> Hybrid<'a> {
 
 impl Retriever for Hybrid<'_> {
     fn top(&self, query: &str, k: usize) -> Vec<usize> {
-        let opts = SearchOptions {
-            limit: k,
-            ..Default::default()
-        };
-        self.ours
-            .index
-            .search_hybrid(query, Some(&self.emb.queries[query]), &opts)
-            .expect("hybrid")
-            .into_iter()
-            .map(|h| self.ours.ids[&h.name])
-            .collect()
+        let vectors = &self.emb.queries[query];
+        self.ours.top_by(k, |index, opts| {
+            index
+                .search_hybrid(query, Some(vectors), opts)
+                .expect("hybrid")
+        })
     }
 }
 
@@ -552,17 +559,11 @@ impl Builtin {
 
 impl Retriever for Builtin {
     fn top(&self, query: &str, k: usize) -> Vec<usize> {
-        let opts = SearchOptions {
-            limit: k,
-            ..Default::default()
-        };
-        self.ours
-            .index
-            .search_hybrid(query, None, &opts)
-            .expect("builtin hybrid")
-            .into_iter()
-            .map(|h| self.ours.ids[&h.name])
-            .collect()
+        self.ours.top_by(k, |index, opts| {
+            index
+                .search_hybrid(query, None, opts)
+                .expect("builtin hybrid")
+        })
     }
 }
 

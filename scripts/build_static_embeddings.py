@@ -57,7 +57,6 @@ Run (from the repository root)
 
 import argparse
 import json
-import math
 import os
 import re
 import sys
@@ -142,36 +141,7 @@ def bm25_idf(V, token_lists):
 
 def forward_ids(m, ids):
     """MiniLM encoder output (n, length, 384) for a batch of equal-length id sequences, no padding."""
-    w = m.w
-    n, length = ids.shape
-    x = (
-        w["embeddings.word_embeddings.weight"][ids]
-        + w["embeddings.position_embeddings.weight"][np.arange(length)][None]
-        + w["embeddings.token_type_embeddings.weight"][np.zeros_like(ids)]
-    )
-    x = ee.layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
-    hidden = x.shape[-1]
-    hd = hidden // m.heads
-    for i in range(m.layers):
-        p = f"encoder.layer.{i}"
-        q = m.dense(x, p + ".attention.self.query").reshape(n, length, m.heads, hd).transpose(0, 2, 1, 3)
-        k = m.dense(x, p + ".attention.self.key").reshape(n, length, m.heads, hd).transpose(0, 2, 3, 1)
-        v = m.dense(x, p + ".attention.self.value").reshape(n, length, m.heads, hd).transpose(0, 2, 1, 3)
-        q, k, v = (np.ascontiguousarray(a) for a in (q, k, v))
-        s = np.matmul(q, k) / math.sqrt(hd)
-        s = np.exp(s - s.max(-1, keepdims=True))
-        s /= s.sum(-1, keepdims=True)
-        ctx = np.matmul(s, v).transpose(0, 2, 1, 3).reshape(n, length, hidden)
-        x = ee.layer_norm(
-            x + m.dense(ctx, p + ".attention.output.dense"),
-            w[p + ".attention.output.LayerNorm.weight"],
-            w[p + ".attention.output.LayerNorm.bias"],
-        )
-        h = ee.gelu(m.dense(x, p + ".intermediate.dense"))
-        x = ee.layer_norm(
-            x + m.dense(h, p + ".output.dense"), w[p + ".output.LayerNorm.weight"], w[p + ".output.LayerNorm.bias"]
-        )
-    return x
+    return m.hidden_states(ids, np.ones(ids.shape, dtype=np.float32), np.zeros_like(ids))
 
 
 def distil_tokens(model, cache):

@@ -84,6 +84,12 @@ class MiniLM:
         ids = np.array([e.ids for e in enc], dtype=np.int64)
         mask = np.array([e.attention_mask for e in enc], dtype=np.float32)
         types = np.array([e.type_ids for e in enc], dtype=np.int64)
+        x = self.hidden_states(ids, mask, types)
+        pooled = (x * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+
+    def hidden_states(self, ids, mask, types):
+        """Encoder output (n, length, 384) for token ids with their attention mask and types."""
         w = self.w
         n, length = ids.shape
         x = (
@@ -116,8 +122,7 @@ class MiniLM:
                 w[p + ".output.LayerNorm.weight"],
                 w[p + ".output.LayerNorm.bias"],
             )
-        pooled = (x * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
-        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return x
 
     def encode(self, texts):
         # Length-sorted batches: little padding, same results as any order.
