@@ -70,3 +70,15 @@ for (const query of ['create a github issue', 'read a text file from disk', 'cur
   console.log(`\ntool_search ${JSON.stringify(query)} (${ms.toFixed(2)} ms):`)
   console.log(exposed.tool_search.toModelOutput({ toolCallId: 'demo', input: { query }, output: out }).value.replace(/^/gm, '  '))
 }
+
+// Hybrid search with the built-in static embeddings: no embedding model, no network.
+start = performance.now()
+const semantic = new ToolRegistry({ builtinEmbeddings: true, logger: { warn() {} } })
+semantic.registerMany(all)
+await semantic.embeddingsReady()
+console.log(`\nWords alone vs built-in embeddings (${all.length} tools embedded in ${(performance.now() - start).toFixed(0)} ms, off the JS thread):`)
+for (const query of ['how is bitcoin trading today', 'summarize this youtube video', 'who won the football match yesterday']) {
+  const words = registry.search(query, { limit: 3 }).map((h) => h.name)
+  const hybrid = (await semantic.searchAsync(query, { limit: 3 })).map((h) => h.name)
+  console.log(`  ${JSON.stringify(query)}\n    words:    ${words.join(', ') || '(nothing)'}\n    built-in: ${hybrid.join(', ') || '(nothing)'}`)
+}
