@@ -3,7 +3,9 @@
 //! Usage: `cargo run --release --example eval_search -- [OUT.json] [--ablate] [--bench]`
 //! (`--ablate`: switch each ranking rule off in turn; `--bench`: timings on a ~14k-tool catalog
 //! built from every data folder). Analysis modes: `--try "k1=1.0 pool=0; phrase=0"`,
-//! `--depth`, `--dump StableToolBench` (see `Args`).
+//! `--depth`, `--dump StableToolBench`, `--fusion "dense=0.6; builtin=0.4"`, `--speed MODE`,
+//! `--export-texts DIR` (embedding inputs for `scripts/embed_eval.py`), and
+//! `--metatool-shift N` (a disjoint MetaTool sample, as a held-out check) (see `Args`).
 //! Data: `$TOOLREG_DATA`, else `shared/data` next to the crate (absent → "data not found,
 //! skipping", exit 0).
 //!
@@ -291,7 +293,10 @@ fn parse_csv(text: &str) -> Vec<Vec<String>> {
 
 const METATOOL_SAMPLE: usize = 2000;
 
-fn load_metatool(dir: &Path) -> Option<DataSet> {
+/// `shift` moves every sampled row down by that many rows (less than the sampling stride of
+/// ~10): a disjoint sample of the same size, to check that choices made on the default sample
+/// hold on queries they were not chosen on.
+fn load_metatool(dir: &Path, shift: usize) -> Option<DataSet> {
     let des = dir.join("metatool/plugin_des.json");
     let csv = dir.join("metatool/all_clean_data.csv");
     if !des.is_file() || !csv.is_file() {
@@ -316,8 +321,15 @@ fn load_metatool(dir: &Path) -> Option<DataSet> {
         .filter(|r| r.len() >= 2)
         .collect();
     let n = rows.len();
-    let queries = (0..METATOOL_SAMPLE.min(n))
-        .map(|i| &rows[i * n / METATOOL_SAMPLE.min(n)])
+    let sample = METATOOL_SAMPLE.min(n);
+    if shift > 0 && shift >= n / sample.max(1) {
+        panic!(
+            "--metatool-shift must be below the sampling stride {}",
+            n / sample.max(1)
+        );
+    }
+    let queries = (0..sample)
+        .map(|i| &rows[i * n / sample + shift])
         .map(|r| Query {
             text: r[0].clone(),
             group: "all".into(),
@@ -1009,6 +1021,7 @@ struct Args {
     speed: Option<String>,
     export_texts: Option<String>,
     fusion: Option<String>,
+    metatool_shift: usize,
 }
 
 fn parse_args() -> Args {
@@ -1023,6 +1036,7 @@ fn parse_args() -> Args {
         speed: None,
         export_texts: None,
         fusion: None,
+        metatool_shift: 0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -1036,6 +1050,12 @@ fn parse_args() -> Args {
             "--speed" => args.speed = it.next(),
             "--export-texts" => args.export_texts = it.next(),
             "--fusion" => args.fusion = it.next(),
+            "--metatool-shift" => {
+                args.metatool_shift = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .expect("--metatool-shift N")
+            }
             _ if a.starts_with("--") => panic!("unknown option {a}"),
             _ => args.out = a,
         }
@@ -1195,7 +1215,7 @@ fn main() {
     let sets: Vec<DataSet> = [
         load_stabletoolbench(&dir),
         load_livemcpbench(&dir),
-        load_metatool(&dir),
+        load_metatool(&dir, args.metatool_shift),
     ]
     .into_iter()
     .flatten()
