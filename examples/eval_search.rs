@@ -1160,11 +1160,7 @@ fn speed(dir: &Path, mode: &str) {
     for _ in 0..rounds {
         for q in &queries {
             let start = Instant::now();
-            std::hint::black_box(
-                registry
-                    .search(q, None, 5, None, Default::default())
-                    .unwrap(),
-            );
+            std::hint::black_box(registry.search(q, &SearchOptions::default()).unwrap());
             lat.push(start.elapsed().as_secs_f64() * 1e6);
         }
     }

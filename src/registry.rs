@@ -4,7 +4,7 @@
 //! The AI SDK `Tool` objects (with their `execute` functions) stay in JS; this side holds only
 //! plain data, so it can be searched and validated without touching the JS thread's objects.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::OnceLock;
 
@@ -12,9 +12,7 @@ use serde_json::Value;
 
 use crate::error::{Result, ToolregError};
 use crate::schema::{self, CompiledSchema};
-use crate::search::{
-    SearchDoc, SearchError, SearchHit, SearchIndex, SearchMode, SearchOptions, VectorStats,
-};
+use crate::search::{SearchDoc, SearchError, SearchHit, SearchIndex, SearchOptions, VectorStats};
 
 /// Longest name any provider accepts (Anthropic: 128; OpenAI stops at 64).
 pub const MAX_NAME_LEN: usize = 128;
@@ -245,16 +243,8 @@ impl Registry {
     }
 
     /// Word search (no embeddings, whatever the index keeps).
-    pub fn search(
-        &self,
-        query: &str,
-        namespace: Option<&str>,
-        limit: usize,
-        allowed: Option<&HashSet<String>>,
-        mode: SearchMode,
-    ) -> Result<Vec<SearchHit>> {
-        let opts = search_options(namespace, limit, allowed, mode);
-        self.index.search(query, &opts).map_err(query_error)
+    pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<SearchHit>> {
+        self.index.search(query, opts).map_err(query_error)
     }
 
     /// [`Self::search`], fused with a dense ranking when `query_vector` (the query's
@@ -264,14 +254,10 @@ impl Registry {
         &self,
         query: &str,
         query_vector: Option<&[f32]>,
-        namespace: Option<&str>,
-        limit: usize,
-        allowed: Option<&HashSet<String>>,
-        mode: SearchMode,
+        opts: &SearchOptions,
     ) -> Result<Vec<SearchHit>> {
-        let opts = search_options(namespace, limit, allowed, mode);
         self.index
-            .search_hybrid(query, query_vector, &opts)
+            .search_hybrid(query, query_vector, opts)
             .map_err(query_error)
     }
 
@@ -372,20 +358,6 @@ impl Registry {
     }
 }
 
-fn search_options<'a>(
-    namespace: Option<&'a str>,
-    limit: usize,
-    allowed: Option<&'a HashSet<String>>,
-    mode: SearchMode,
-) -> SearchOptions<'a> {
-    SearchOptions {
-        namespace,
-        limit,
-        allowed,
-        mode,
-    }
-}
-
 fn query_error(e: SearchError) -> ToolregError {
     match e {
         SearchError::VectorDim { .. } | SearchError::QueryVectorLength { .. } => {
@@ -464,7 +436,7 @@ mod tests {
 
     fn search_names(registry: &Registry, query: &str) -> Vec<String> {
         registry
-            .search(query, None, 5, None, SearchMode::Bm25)
+            .search(query, &SearchOptions::default())
             .unwrap()
             .into_iter()
             .map(|h| h.name)

@@ -9,7 +9,7 @@ use napi_derive::napi;
 use super::{js_error, parse_json};
 use crate::error::ToolregError;
 use crate::registry::{EntrySpec, InputCheck, Registry};
-use crate::search::{SearchHit, SearchMode};
+use crate::search::{SearchHit, SearchMode, SearchOptions};
 
 /// A fixed set of tool names (a request's allow-list), built once and reused by every search
 /// of that request instead of crossing the boundary with the whole list each time.
@@ -414,18 +414,16 @@ impl Task for SearchTask {
 
     fn compute(&mut self) -> Result<Self::Output> {
         let registry = read(&self.registry);
-        let (namespace, allowed) = (self.namespace.as_deref(), self.allowed.as_deref());
+        let opts = SearchOptions {
+            namespace: self.namespace.as_deref(),
+            limit: self.limit,
+            allowed: self.allowed.as_deref(),
+            mode: self.mode,
+        };
         let hits = if self.hybrid {
-            registry.search_hybrid(
-                &self.query,
-                self.query_vector.as_deref(),
-                namespace,
-                self.limit,
-                allowed,
-                self.mode,
-            )
+            registry.search_hybrid(&self.query, self.query_vector.as_deref(), &opts)
         } else {
-            registry.search(&self.query, namespace, self.limit, allowed, self.mode)
+            registry.search(&self.query, &opts)
         };
         hits.map_err(js_error)
     }
