@@ -96,27 +96,24 @@ fn unit_queries(query_vectors: &[f32], dim: usize) -> Vec<f32> {
     out
 }
 
-/// Fuses the word ranking of `query` (weight `1 − dense_weight`) with the similarity of each tool's vector to the query
-/// vectors (`query_vectors`: the whole query's embedding, then optionally its sentences', each
-/// `vectors.dim` floats). Candidates are the word hits and the tools at least
-/// `dense_min_similarity` similar; a query that fits nothing in words or meaning gets nothing.
-pub(crate) fn hybrid(
+/// Each tool's best similarity to the query vectors, for the tools that pass the filters.
+struct Similarities {
+    /// Per slot; `None` for tools without a vector or filtered out.
+    best: Vec<Option<f32>>,
+    /// How many tools pass the filters (the population of both sides' standard scores).
+    population: usize,
+    standard: Standard,
+}
+
+fn similarities(
     store: &Store,
     vectors: &Vectors,
-    t: &Tuning,
-    dense_weight: f64,
-    query: &str,
     query_vectors: &[f32],
     opts: &SearchOptions,
-) -> Vec<SearchHit> {
-    if opts.limit == 0 {
-        return Vec::new();
-    }
+) -> Similarities {
     let dim = vectors.dim.max(1);
     let queries = unit_queries(query_vectors, dim);
-    // Per slot: best similarity to any query vector, for tools that pass the filters and have
-    // a vector.
-    let mut sims: Vec<Option<f32>> = vec![None; store.docs.len()];
+    let mut best = vec![None; store.docs.len()];
     let (mut population, mut with_vector) = (0usize, 0usize);
     let (mut sum, mut sum_sq) = (0f64, 0f64);
     for (slot, doc) in store.docs.iter().enumerate() {
@@ -130,19 +127,47 @@ pub(crate) fn hybrid(
         };
         // Every query vector against this tool's vector while it is in cache: the catalog's
         // vectors are read once per search, not once per query vector.
-        let Some(best) = queries
+        let Some(sim) = queries
             .chunks_exact(dim)
             .map(|q| dot(v, q))
             .reduce(f32::max)
         else {
             continue;
         };
-        sims[slot] = Some(best);
+        best[slot] = Some(sim);
         with_vector += 1;
-        sum += best as f64;
-        sum_sq += (best as f64) * (best as f64);
+        sum += sim as f64;
+        sum_sq += (sim as f64) * (sim as f64);
     }
-    let dense = Standard::new(sum, sum_sq, with_vector);
+    Similarities {
+        best,
+        population,
+        standard: Standard::new(sum, sum_sq, with_vector),
+    }
+}
+
+/// Fuses the word ranking of `query` (weight `1 − dense_weight`) with the similarity of each
+/// tool's vector to the query vectors (`query_vectors`: the whole query's embedding, then
+/// optionally its sentences', each `vectors.dim` floats). Candidates are the word hits and the
+/// tools at least `dense_min_similarity` similar; a query that fits nothing in words or meaning
+/// gets nothing.
+pub(crate) fn hybrid(
+    store: &Store,
+    vectors: &Vectors,
+    t: &Tuning,
+    dense_weight: f64,
+    query: &str,
+    query_vectors: &[f32],
+    opts: &SearchOptions,
+) -> Vec<SearchHit> {
+    if opts.limit == 0 {
+        return Vec::new();
+    }
+    let Similarities {
+        best: sims,
+        population,
+        standard: dense,
+    } = similarities(store, vectors, query_vectors, opts);
     let lexical = rank::all_matches(store, t, query, opts);
     let words = Standard::new(
         lexical.iter().map(|&(_, s)| s).sum(),
