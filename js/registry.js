@@ -1,7 +1,7 @@
 'use strict'
 
 const native = require('../binding.js')
-const { callNative, invalidArgument } = require('./errors')
+const { callNative, fromNative, invalidArgument } = require('./errors')
 const { jsonSchemaOf, isThenable } = require('./schema')
 
 const DEFER_VALUES = ['never', 'always', 'auto']
@@ -63,6 +63,8 @@ class ToolRegistry {
   /** The running embedding pass, if any. */
   #embedding = null
   #queryVectors = new Map()
+  /** Whether `#embed` is the built-in static table (which the native search also runs). */
+  #builtin = false
 
   /**
    * @param {{
@@ -100,6 +102,7 @@ class ToolRegistry {
     if (builtinEmbeddings) {
       // The built-in table is one more embedder, run natively on the worker pool: registration
       // stays as fast as without embeddings, and vectors follow in batches.
+      this.#builtin = true
       this.#embed = (texts) => native.embedBuiltin(texts)
       this.#embedBatchSize = 512 // ~5 ms of work per batch: few round trips
       this.#native.enableBuiltinEmbeddings()
@@ -290,6 +293,8 @@ class ToolRegistry {
     const q = query.trim()
     const wantsVector = this.#embed && q !== '' && !q.startsWith('select:') && (nativeOpts.mode ?? 'bm25') === 'bm25'
     if (wantsVector && this.#native.embeddingStats.ready > 0) {
+      // The built-in table embeds the query inside the native search: one worker-pool hop.
+      if (this.#builtin) return this.#nativeSearchAsync(query, nativeOpts, nameSet)
       let vector
       try {
         vector = await this.#queryVector(q)
@@ -305,6 +310,14 @@ class ToolRegistry {
       }
     }
     return callNative(() => this.#native.search(query, nativeOpts, nameSet))
+  }
+
+  async #nativeSearchAsync(query, nativeOpts, nameSet) {
+    try {
+      return await this.#native.searchAsync(query, nativeOpts, nameSet)
+    } catch (error) {
+      throw fromNative(error)
+    }
   }
 
   #attachLateSchema(entry, schemaPromise) {
