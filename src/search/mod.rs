@@ -187,7 +187,8 @@ pub struct SearchIndex {
     vectors: vector::Vectors,
     /// Set when the vectors come from the built-in static table rather than the host's model
     /// (it picks the fusion weight, and lets a search embed its own query).
-    builtin: Option<&'static StaticEmbeddings>,
+    /// (The table itself is loaded on first use, wherever that runs: ~10 ms.)
+    builtin: bool,
     /// The index embeds tools itself, as they are upserted ([`Self::use_builtin_embeddings`]).
     embed_inline: bool,
 }
@@ -218,7 +219,7 @@ impl SearchIndex {
             store: Store::default(),
             tuning,
             vectors: vector::Vectors::default(),
-            builtin: None,
+            builtin: false,
             embed_inline: false,
         }
     }
@@ -284,10 +285,10 @@ impl SearchIndex {
     /// query vectors, embed the query themselves. Vectors from a host embedder are dropped
     /// (another model's vectors are not comparable). Idempotent.
     pub fn enable_builtin_vectors(&mut self) {
-        if self.builtin.is_some() {
+        if self.builtin {
             return;
         }
-        self.builtin = Some(StaticEmbeddings::builtin());
+        self.builtin = true;
         self.vectors = vector::Vectors::default();
         self.enable_vectors();
     }
@@ -301,7 +302,8 @@ impl SearchIndex {
     }
 
     fn embed_pending_builtin(&mut self) {
-        if let (true, Some(table)) = (self.embed_inline, self.builtin) {
+        if self.embed_inline && self.builtin {
+            let table = StaticEmbeddings::builtin();
             self.vectors.fill_pending(|text| table.embed(text));
         }
     }
@@ -424,9 +426,10 @@ impl SearchIndex {
             return self.search(query, opts);
         }
         let builtin_vectors;
-        let (qv, dense_weight) = match (query_vectors, self.builtin) {
-            (Some(qv), _) => (qv, self.tuning.dense_weight),
-            (None, Some(table)) => {
+        let qv = match (query_vectors, self.builtin) {
+            (Some(qv), _) => qv,
+            (None, true) => {
+                let table = StaticEmbeddings::builtin();
                 builtin_vectors = std::iter::once(q)
                     .chain(query_sentences(q))
                     .filter_map(|text| table.embed(text))
@@ -436,9 +439,15 @@ impl SearchIndex {
                     // Nothing in the query carries meaning for the table (stopwords only).
                     return self.search(query, opts);
                 }
-                (&builtin_vectors[..], self.tuning.builtin_dense_weight)
+                &builtin_vectors[..]
             }
-            (None, None) => return self.search(query, opts),
+            (None, false) => return self.search(query, opts),
+        };
+        // The vectors' source sets the weight, whoever embedded the query.
+        let dense_weight = if self.builtin {
+            self.tuning.builtin_dense_weight
+        } else {
+            self.tuning.dense_weight
         };
         let dim = self.vectors.dim;
         if dim == 0 || self.vectors.ready == 0 {
