@@ -295,7 +295,7 @@ export interface ToolRegistryOptions {
   embeddingModel?: import('ai').EmbeddingModel
   /** Or a plain embedder: one vector per text, in order. */
   embed?: (texts: string[]) => Promise<number[][]>
-  /** Texts per embedder call when embedding registered tools (default 64). */
+  /** Texts per embedder call when embedding registered tools (default 64; 512 built-in). */
   embedBatchSize?: number
   /**
    * Hybrid search with toolreg's built-in static embeddings (a token table distilled from
