@@ -101,7 +101,17 @@ fn text(result: &Value) -> &str {
 }
 
 async fn call(hub: &McpHub, server: &str, tool: &str, a: Value) -> Result<Value, McpError> {
-    hub.call_tool(server, tool, args(a), T, None).await
+    call_within(hub, server, tool, a, T).await
+}
+
+async fn call_within(
+    hub: &McpHub,
+    server: &str,
+    tool: &str,
+    a: Value,
+    timeout: Duration,
+) -> Result<Value, McpError> {
+    hub.call_tool(server, tool, args(a), timeout, None).await
 }
 
 fn status_of(hub: &McpHub, id: &str) -> ServerStatus {
@@ -231,16 +241,15 @@ async fn timeout_and_abort_reach_the_server_as_cancellation() {
     hub.list_tools("s", T).await.unwrap();
 
     let start = Instant::now();
-    let e = hub
-        .call_tool(
-            "s",
-            "slow",
-            args(json!({"ms": 20_000})),
-            Duration::from_millis(300),
-            None,
-        )
-        .await
-        .unwrap_err();
+    let e = call_within(
+        &hub,
+        "s",
+        "slow",
+        json!({"ms": 20_000}),
+        Duration::from_millis(300),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.code(), "TOOLREG_MCP_TIMEOUT", "{e}");
     assert!(
         start.elapsed() < Duration::from_secs(2),
@@ -465,16 +474,15 @@ async fn close_during_a_call_fails_the_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_megabyte_result_over_stdio() {
     let hub = hub(vec![stdio("big", &[])]);
-    let r = hub
-        .call_tool(
-            "big",
-            "big",
-            args(json!({"mb": 20})),
-            Duration::from_secs(60),
-            None,
-        )
-        .await
-        .unwrap();
+    let r = call_within(
+        &hub,
+        "big",
+        "big",
+        json!({"mb": 20}),
+        Duration::from_secs(60),
+    )
+    .await
+    .unwrap();
     assert_eq!(text(&r).len(), 20 * 1024 * 1024);
     hub.close().await;
 }
@@ -590,26 +598,18 @@ async fn streamable_http_and_legacy_sse_on_loopback() {
         assert!(st.pid.is_none());
         assert!(st.protocol_version.is_some());
 
-        let e = hub
-            .call_tool(
-                id,
-                "slow",
-                args(json!({"ms": 20_000})),
-                Duration::from_millis(300),
-                None,
-            )
-            .await
-            .unwrap_err();
+        let e = call_within(
+            &hub,
+            id,
+            "slow",
+            json!({"ms": 20_000}),
+            Duration::from_millis(300),
+        )
+        .await
+        .unwrap_err();
         assert_eq!(e.code(), "TOOLREG_MCP_TIMEOUT", "{id}: {e}");
 
-        let r = hub
-            .call_tool(
-                id,
-                "big",
-                args(json!({"mb": 20})),
-                Duration::from_secs(60),
-                None,
-            )
+        let r = call_within(&hub, id, "big", json!({"mb": 20}), Duration::from_secs(60))
             .await
             .unwrap();
         assert_eq!(text(&r).len(), 20 * 1024 * 1024, "{id}");
