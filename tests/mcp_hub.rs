@@ -114,6 +114,33 @@ async fn call_within(
     hub.call_tool(server, tool, args(a), timeout, None).await
 }
 
+/// The error of a 20 s `slow` call given 300 ms.
+async fn slow_call_error(hub: &McpHub, server: &str) -> McpError {
+    call_within(
+        hub,
+        server,
+        "slow",
+        json!({"ms": 20_000}),
+        Duration::from_millis(300),
+    )
+    .await
+    .unwrap_err()
+}
+
+/// The text length of the test server's 20 MB `big` result.
+async fn big_result_len(hub: &McpHub, server: &str) -> usize {
+    let r = call_within(
+        hub,
+        server,
+        "big",
+        json!({"mb": 20}),
+        Duration::from_secs(60),
+    )
+    .await
+    .unwrap();
+    text(&r).len()
+}
+
 fn status_of(hub: &McpHub, id: &str) -> ServerStatus {
     hub.status().into_iter().find(|s| s.id == id).unwrap()
 }
@@ -241,15 +268,7 @@ async fn timeout_and_abort_reach_the_server_as_cancellation() {
     hub.list_tools("s", T).await.unwrap();
 
     let start = Instant::now();
-    let e = call_within(
-        &hub,
-        "s",
-        "slow",
-        json!({"ms": 20_000}),
-        Duration::from_millis(300),
-    )
-    .await
-    .unwrap_err();
+    let e = slow_call_error(&hub, "s").await;
     assert_eq!(e.code(), "TOOLREG_MCP_TIMEOUT", "{e}");
     assert!(
         start.elapsed() < Duration::from_secs(2),
@@ -474,16 +493,7 @@ async fn close_during_a_call_fails_the_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_megabyte_result_over_stdio() {
     let hub = hub(vec![stdio("big", &[])]);
-    let r = call_within(
-        &hub,
-        "big",
-        "big",
-        json!({"mb": 20}),
-        Duration::from_secs(60),
-    )
-    .await
-    .unwrap();
-    assert_eq!(text(&r).len(), 20 * 1024 * 1024);
+    assert_eq!(big_result_len(&hub, "big").await, 20 * 1024 * 1024);
     hub.close().await;
 }
 
@@ -598,21 +608,10 @@ async fn streamable_http_and_legacy_sse_on_loopback() {
         assert!(st.pid.is_none());
         assert!(st.protocol_version.is_some());
 
-        let e = call_within(
-            &hub,
-            id,
-            "slow",
-            json!({"ms": 20_000}),
-            Duration::from_millis(300),
-        )
-        .await
-        .unwrap_err();
+        let e = slow_call_error(&hub, id).await;
         assert_eq!(e.code(), "TOOLREG_MCP_TIMEOUT", "{id}: {e}");
 
-        let r = call_within(&hub, id, "big", json!({"mb": 20}), Duration::from_secs(60))
-            .await
-            .unwrap();
-        assert_eq!(text(&r).len(), 20 * 1024 * 1024, "{id}");
+        assert_eq!(big_result_len(&hub, id).await, 20 * 1024 * 1024, "{id}");
     }
     // Both timeouts reached the server (one process serves both transports).
     let deadline = Instant::now() + Duration::from_secs(3);
