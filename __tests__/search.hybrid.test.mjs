@@ -4,6 +4,7 @@ import { describe, it, expect } from 'vitest'
 import { MockEmbeddingModelV3 } from 'ai/test'
 import { ToolRegistry, createToolSearchTool } from '../index.js'
 import { entry } from './helpers.mjs'
+import { embedBuiltin } from '../binding.js'
 
 // Scripted embeddings: one dimension per concept, found by keyword; a small constant keeps
 // every vector non-zero. "weather" is deliberately not a weather keyword: in this catalog it
@@ -241,6 +242,14 @@ describe('built-in embeddings', () => {
     // Bad input still fails clearly on the async path.
     await expect(registry.searchAsync('x', { mode: 'fuzzy' })).rejects.toThrow(TypeError)
     await expect(registry.searchAsync('(', { mode: 'regex' })).rejects.toMatchObject({ code: 'TOOLREG_INVALID_QUERY' })
+  })
+
+  it('embeds natively: unit vectors, and a zero vector for a text with nothing meaningful', async () => {
+    const [empty, bitcoin] = await embedBuiltin(['the of and ?!', 'bitcoin price'])
+    expect(empty).toBeInstanceOf(Float32Array)
+    expect(empty.length).toBe(128)
+    expect(empty.every((x) => x === 0)).toBe(true)
+    expect(Math.hypot(...bitcoin)).toBeCloseTo(1, 5)
   })
 
   it('refuses to combine with a host embedder, and a non-boolean', () => {
