@@ -656,6 +656,30 @@ async fn streamable_http_and_legacy_sse_on_loopback() {
     hub.close().await;
 }
 
+/// A call racing the end of an SSE session once stranded until its timeout (the request was
+/// queued as rmcp's loop exited). Many quick disconnects make that window likely to be hit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_racing_an_sse_disconnect_fail_fast() {
+    for round in 0..40 {
+        let (mut server, port) = http_server(&[]).await;
+        let hub = hub(vec![ServerConfig::Sse {
+            id: "gone".into(),
+            name: String::new(),
+            url: format!("http://127.0.0.1:{port}/sse"),
+            headers: Default::default(),
+        }]);
+        hub.list_tools("gone", T).await.unwrap();
+        server.kill().await.unwrap();
+        let started = Instant::now();
+        let e = call_within(&hub, "gone", "echo", json!({"text": "x"}), T)
+            .await
+            .unwrap_err();
+        assert_ne!(e.code(), "TOOLREG_MCP_TIMEOUT", "round {round}: {e}");
+        assert!(started.elapsed() < Duration::from_secs(5), "round {round}");
+        hub.close().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_connect_errors_are_reported() {
     // Nothing listens on this port.

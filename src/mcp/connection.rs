@@ -143,8 +143,15 @@ impl Connection {
 
     /// Why the connection ended, waiting up to `max` for the teardown to know (exit status).
     pub(crate) async fn end_reason(&self, max: Duration) -> String {
+        tokio::time::timeout(max, self.ended())
+            .await
+            .unwrap_or_else(|_| self.end_reason_now())
+    }
+
+    /// Resolves once the connection is torn down, with the reason.
+    pub(crate) async fn ended(&self) -> String {
         let mut rx = self.done.subscribe();
-        let _ = tokio::time::timeout(max, rx.wait_for(|d| *d)).await;
+        let _ = rx.wait_for(|d| *d).await;
         self.end_reason_now()
     }
 

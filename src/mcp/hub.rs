@@ -274,10 +274,16 @@ impl McpHub {
             return Ok(tools);
         }
         let epoch = conn.tools.epoch();
-        let listed = tokio::select! {
-            r = conn.peer.list_all_tools() => r,
-            _ = sleep_until(deadline) => return Err(timeout_error(&slot, OP, timeout)),
-        };
+        let never = CancellationToken::new();
+        let listed = bounded_request(
+            &slot,
+            &conn,
+            OP,
+            (deadline, timeout),
+            &never,
+            conn.peer.list_all_tools(),
+        )
+        .await?;
         let tools = match listed {
             Ok(tools) => tools,
             // A server without the tools capability (prompts/resources only) has no tools.
@@ -313,15 +319,15 @@ impl McpHub {
             .connection(&slot, deadline, timeout, Some(&cancel), &op)
             .await?;
         let params = CallToolRequestParams::new(name.to_owned()).with_arguments(args);
-        // Dropping the losing `call_tool` future is what sends notifications/cancelled.
-        let result = tokio::select! {
-            r = conn.peer.call_tool(params) => r,
-            _ = sleep_until(deadline) => return Err(timeout_error(&slot, &op, timeout)),
-            _ = cancel.cancelled() => return Err(McpError::Cancelled {
-                server: slot.id().to_owned(),
-                operation: op,
-            }),
-        };
+        let result = bounded_request(
+            &slot,
+            &conn,
+            &op,
+            (deadline, timeout),
+            &cancel,
+            conn.peer.call_tool(params),
+        )
+        .await?;
         match result {
             Ok(result) => Ok(result_to_json(result)),
             Err(e) => Err(service_error(&slot, &conn, &op, e).await),
@@ -599,6 +605,35 @@ async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
+    }
+}
+
+/// Runs one request of an established connection until it answers, the deadline passes, the
+/// caller cancels, or the connection ends. Dropping the losing request future is what sends
+/// `notifications/cancelled`. rmcp fails pending requests when its loop ends, but a request
+/// queued in the instant the loop exits can be stranded in its channel (seen about once in 150
+/// SSE disconnects), so the end of the connection is watched here too.
+async fn bounded_request<T>(
+    slot: &Slot,
+    conn: &Connection,
+    op: &str,
+    (deadline, timeout): (Option<Instant>, Duration),
+    cancel: &CancellationToken,
+    request: impl Future<Output = Result<T, ServiceError>>,
+) -> Result<Result<T, ServiceError>, McpError> {
+    tokio::select! {
+        // An answer that arrived just before the connection ended still counts.
+        biased;
+        r = request => Ok(r),
+        reason = conn.ended() => Err(McpError::Closed {
+            server: slot.id().to_owned(),
+            reason: format!("{reason} during {op}"),
+        }),
+        _ = sleep_until(deadline) => Err(timeout_error(slot, op, timeout)),
+        _ = cancel.cancelled() => Err(McpError::Cancelled {
+            server: slot.id().to_owned(),
+            operation: op.to_owned(),
+        }),
     }
 }
 
