@@ -125,6 +125,21 @@ struct Checked {
     params: Vec<(String, String)>,
 }
 
+impl Checked {
+    fn search_doc(&self) -> SearchDoc<'_> {
+        SearchDoc {
+            name: &self.spec.name,
+            namespace: &self.spec.namespace,
+            namespace_label: self.spec.label(),
+            description: &self.spec.description,
+            params: &self.params,
+        }
+    }
+}
+
+/// Below this many entries per thread, `register_many` checks them on the calling thread.
+const MIN_ENTRIES_PER_THREAD: usize = 1024;
+
 #[derive(Debug)]
 struct Record {
     spec: EntrySpec,
@@ -195,12 +210,26 @@ impl Registry {
         &mut self,
         entries: Vec<(EntrySpec, Option<String>)>,
     ) -> Result<Vec<Option<EntrySpec>>> {
-        let checked = entries
-            .into_iter()
-            .map(|(spec, schema)| check_entry(spec, schema))
-            .collect::<Result<Vec<_>>>()?;
+        // Mostly schema parsing, independent per entry. The first bad entry (in order) is
+        // the one reported, as when checking one by one.
+        let chunks = crate::parallel::map_chunks(entries, MIN_ENTRIES_PER_THREAD, |chunk| {
+            chunk
+                .into_iter()
+                .map(|(spec, schema)| check_entry(spec, schema))
+                .collect::<Result<Vec<_>>>()
+        });
+        let mut checked = Vec::new();
+        for chunk in chunks {
+            checked.extend(chunk?);
+        }
         self.reserve(checked.len());
-        Ok(checked.into_iter().map(|c| self.insert(c)).collect())
+        let docs: Vec<SearchDoc> = checked.iter().map(Checked::search_doc).collect();
+        self.index.upsert_many(&docs);
+        drop(docs);
+        Ok(checked
+            .into_iter()
+            .map(|c| self.keep_record(c.spec, c.schema))
+            .collect())
     }
 
     /// Attaches a schema (JSON text) that JS resolved after registration (AI SDK schemas may
@@ -215,18 +244,12 @@ impl Registry {
     }
 
     fn insert(&mut self, entry: Checked) -> Option<EntrySpec> {
-        let Checked {
-            spec,
-            schema,
-            params,
-        } = entry;
-        self.index.upsert(&SearchDoc {
-            name: &spec.name,
-            namespace: &spec.namespace,
-            namespace_label: spec.label(),
-            description: &spec.description,
-            params: &params,
-        });
+        self.index.upsert(&entry.search_doc());
+        self.keep_record(entry.spec, entry.schema)
+    }
+
+    /// Stores an indexed entry's record; returns the spec it replaced.
+    fn keep_record(&mut self, spec: EntrySpec, schema: Option<StoredSchema>) -> Option<EntrySpec> {
         let previous = self
             .records
             .insert(spec.name.clone(), Record { spec, schema });
@@ -612,5 +635,55 @@ mod tests {
             .unwrap();
         assert!(registry.signature("t").unwrap().contains("params.z"));
         assert_eq!(search_names(&registry, "query"), Vec::<String>::new());
+    }
+
+    /// Large batches are checked on several threads: the error must still be the first bad
+    /// entry's, nothing may be added, and a good batch must land whole with its replacements.
+    #[test]
+    fn bulk_registration_reports_the_first_bad_entry_and_adds_nothing() {
+        let schema = r#"{"type":"object","properties":{"city":{"type":"string"}}}"#;
+        let batch = |bad: &[usize]| -> Vec<(EntrySpec, Option<String>)> {
+            (0..5000)
+                .map(|i| {
+                    let name = if bad.contains(&i) {
+                        format!("bad name {i}")
+                    } else {
+                        format!("tool_{i}")
+                    };
+                    (spec(&name, "web", "weather in a city"), Some(schema.into()))
+                })
+                .collect()
+        };
+        let mut registry = Registry::new();
+        registry
+            .register(spec("tool_7", "old", "kept until replaced"), None)
+            .unwrap();
+        let err = registry.register_many(batch(&[3100, 4900])).unwrap_err();
+        assert!(err.to_string().contains("bad name 3100"), "{err}");
+        assert_eq!(registry.len(), 1);
+        assert_eq!(search_names(&registry, "weather"), Vec::<String>::new());
+
+        let previous = registry.register_many(batch(&[])).unwrap();
+        assert_eq!(registry.len(), 5000);
+        assert_eq!(
+            previous[7].as_ref().map(|p| p.namespace.as_str()),
+            Some("old")
+        );
+        assert!(
+            previous
+                .iter()
+                .enumerate()
+                .all(|(i, p)| (i == 7) == p.is_some())
+        );
+        assert!(
+            registry
+                .signature("tool_4999")
+                .unwrap()
+                .contains("params.city")
+        );
+        assert_eq!(
+            search_names(&registry, "kept until replaced"),
+            Vec::<String>::new()
+        );
     }
 }

@@ -92,6 +92,7 @@ pub(crate) struct Store {
     mark: Vec<u32>,
     /// [`DocBuilder`]'s buffers, kept between documents.
     scratch: Scratch,
+    tf_scratch: TermCounts,
     pub postings: Vec<Vec<Posting>>,
     pub ns_postings: Vec<Vec<NsPosting>>,
     pub field_totals: [u64; NF],
@@ -125,11 +126,11 @@ impl Dictionary {
 
     /// Id of `term`; `Some(id)` in the second place when the term is new (the id may be a
     /// reused one, or `by_id.len() - 1` for a fresh one).
-    fn intern(&mut self, term: &str) -> (u32, bool) {
+    fn intern(&mut self, term: &str, key: impl FnOnce() -> Arc<str>) -> (u32, bool) {
         if let Some(&id) = self.ids.get(term) {
             return (id, false);
         }
-        let key: Arc<str> = term.into();
+        let key = key();
         let id = match self.free.pop() {
             Some(id) => {
                 self.by_id[id as usize] = Some(key.clone());
@@ -184,36 +185,94 @@ fn prefix_eligible(term: &str) -> bool {
 /// (and its indexing time) for pairs nobody types.
 const MAX_PHRASES_PER_FIELD: usize = 48;
 
-/// Buffers one document's indexing needs; a registry indexes thousands of tools in a row,
+/// Buffers one document's analysis needs; a registry indexes thousands of tools in a row,
 /// and allocating these per tool was a measurable part of it.
 #[derive(Clone, Default)]
 struct Scratch {
-    tf: Vec<(u32, [u8; NF])>,
     analyzer: Analyzer,
     phrase: String,
     prev: String,
 }
+
+/// One document's distinct terms with their per-field counts.
+type TermCounts = Vec<(u32, [u8; NF])>;
+
+/// Where an analysed document's terms get their ids: the index itself (one tool at a time), or
+/// a worker's private dictionary during a bulk build ([`Store::upsert_many`]).
+trait TermIds {
+    fn id(&mut self, term: &str) -> u32;
+    /// Scratch slot of term `id`, 0 between documents (see [`DocBuilder::tf`]).
+    fn mark(&mut self, id: u32) -> &mut u32;
+}
+
+impl TermIds for Store {
+    fn id(&mut self, term: &str) -> u32 {
+        self.intern(term)
+    }
+
+    fn mark(&mut self, id: u32) -> &mut u32 {
+        &mut self.mark[id as usize]
+    }
+}
+
+/// A bulk-build worker's dictionary. Ids follow first occurrence, so mapping them to the
+/// index's ids in order interns terms in the order a one-by-one build would.
+/// Its strings are allocated as the index will keep them, so the merge only counts references.
+#[derive(Default)]
+struct LocalTerms {
+    ids: FastMap<Arc<str>, u32>,
+    terms: Vec<Arc<str>>,
+    mark: Vec<u32>,
+}
+
+impl TermIds for LocalTerms {
+    fn id(&mut self, term: &str) -> u32 {
+        if let Some(&id) = self.ids.get(term) {
+            return id;
+        }
+        let id = self.terms.len() as u32;
+        let key: Arc<str> = term.into();
+        self.terms.push(key.clone());
+        self.ids.insert(key, id);
+        self.mark.push(0);
+        id
+    }
+
+    fn mark(&mut self, id: u32) -> &mut u32 {
+        &mut self.mark[id as usize]
+    }
+}
+
+/// One bulk-build chunk, analysed against its own dictionary: every document's term counts
+/// back to back in `tf`, with its range and field lengths in `docs`.
+struct AnalysedChunk {
+    terms: LocalTerms,
+    tf: TermCounts,
+    docs: Vec<(std::ops::Range<usize>, [f32; NF])>,
+}
+
+/// Below this many tools per thread, a bulk build stays on the calling thread.
+const MIN_TOOLS_PER_THREAD: usize = 1024;
 
 /// Builds one document's term frequencies, interning terms as they are met so no string is
 /// allocated for a term the dictionary already knows.
 ///
 /// Name and description also get phrase terms (adjacent word pairs); those do not count
 /// toward field lengths, which measure words.
-struct DocBuilder<'s> {
-    store: &'s mut Store,
-    /// Distinct terms of this document with their per-field counts; `store.mark[tid]` is the
-    /// index of `tid`'s entry plus one while the document is being built (0: not seen yet).
-    tf: Vec<(u32, [u8; NF])>,
+struct DocBuilder<'s, I> {
+    ids: &'s mut I,
+    /// Distinct terms of this document with their per-field counts, appended to whatever the
+    /// buffer already holds; `ids.mark(tid)` is the index of `tid`'s entry plus one while the
+    /// document is being built (0: not seen yet).
+    tf: &'s mut TermCounts,
     lens: [f32; NF],
-    analyzer: Analyzer,
-    phrase: String,
-    prev: String,
+    scratch: &'s mut Scratch,
 }
 
-impl DocBuilder<'_> {
+impl<I: TermIds> DocBuilder<'_, I> {
     fn bump(&mut self, f: usize, term: &str) {
-        let id = self.store.intern(term);
-        let mark = &mut self.store.mark[id as usize];
+        let id = self.ids.id(term);
+        let mark = self.ids.mark(id);
         let at = if *mark == 0 {
             self.tf.push((id, [0; NF]));
             *mark = self.tf.len() as u32;
@@ -232,26 +291,79 @@ impl DocBuilder<'_> {
         } else {
             0
         };
-        self.prev.clear();
-        let mut analyzer = std::mem::take(&mut self.analyzer);
+        self.scratch.prev.clear();
+        let mut analyzer = std::mem::take(&mut self.scratch.analyzer);
         analyzer.run(text, |t, kind| {
             self.lens[f] += 1.0;
             self.bump(f, t);
             if phrases > 0 && kind == TermKind::Word {
                 phrases -= 1;
-                if !self.prev.is_empty() {
-                    let mut key = std::mem::take(&mut self.phrase);
+                if !self.scratch.prev.is_empty() {
+                    let mut key = std::mem::take(&mut self.scratch.phrase);
                     key.clear();
-                    phrase_key_into(&self.prev, t, &mut key);
+                    phrase_key_into(&self.scratch.prev, t, &mut key);
                     self.bump(f, &key);
-                    self.phrase = key;
+                    self.scratch.phrase = key;
                 }
-                self.prev.clear();
-                self.prev.push_str(t);
+                self.scratch.prev.clear();
+                self.scratch.prev.push_str(t);
             }
         });
-        self.analyzer = analyzer;
+        self.scratch.analyzer = analyzer;
     }
+}
+
+/// Appends `doc`'s term counts to `tf` and returns its field lengths.
+fn analyse<I: TermIds>(
+    ids: &mut I,
+    scratch: &mut Scratch,
+    tf: &mut TermCounts,
+    doc: &SearchDoc,
+) -> [f32; NF] {
+    let start = tf.len();
+    let mut b = DocBuilder {
+        ids,
+        tf,
+        lens: [0.0; NF],
+        scratch,
+    };
+    b.add(Field::Name, doc.name);
+    b.add(Field::Label, doc.namespace_label);
+    b.add(Field::Desc, doc.description);
+    for (pname, pdesc) in doc.params {
+        b.add(Field::ParamName, pname);
+        b.add(Field::ParamDesc, pdesc);
+    }
+    let key = exact_key(doc.name);
+    if key.len() > 1 {
+        b.lens[Field::Exact as usize] = 1.0;
+        b.bump(Field::Exact as usize, &key);
+    }
+    let lens = b.lens;
+    for &(tid, _) in &tf[start..] {
+        *ids.mark(tid) = 0;
+    }
+    lens
+}
+
+fn analyse_chunk(docs: Vec<&SearchDoc>) -> AnalysedChunk {
+    // Sized from real MCP catalogs (about 32 distinct terms per tool, 11 of them new to a
+    // chunk of a few thousand tools) so the buffers are not regrown along the way.
+    let mut terms = LocalTerms {
+        ids: FastMap::with_capacity_and_hasher(docs.len() * 12, Default::default()),
+        ..Default::default()
+    };
+    let mut scratch = Scratch::default();
+    let mut tf = TermCounts::with_capacity(docs.len() * 32);
+    let docs = docs
+        .into_iter()
+        .map(|doc| {
+            let start = tf.len();
+            let lens = analyse(&mut terms, &mut scratch, &mut tf, doc);
+            (start..tf.len(), lens)
+        })
+        .collect();
+    AnalysedChunk { terms, tf, docs }
 }
 
 impl Store {
@@ -274,7 +386,12 @@ impl Store {
     }
 
     fn intern(&mut self, term: &str) -> u32 {
-        let (id, new) = self.terms.intern(term);
+        self.intern_with(term, || term.into())
+    }
+
+    /// [`Self::intern`] with the key's shared string at hand (no copy when the term is new).
+    fn intern_with(&mut self, term: &str, key: impl FnOnce() -> Arc<str>) -> u32 {
+        let (id, new) = self.terms.intern(term, key);
         if new {
             let phrase = term.starts_with(PHRASE_MARK);
             if id as usize == self.postings.len() {
@@ -318,44 +435,53 @@ impl Store {
 
     pub fn upsert(&mut self, doc: &SearchDoc) {
         self.remove(doc.name);
-        let Scratch {
-            tf,
-            analyzer,
-            phrase,
-            prev,
-        } = std::mem::take(&mut self.scratch);
-        let mut b = DocBuilder {
-            store: self,
-            tf,
-            lens: [0.0; NF],
-            analyzer,
-            phrase,
-            prev,
-        };
-        b.add(Field::Name, doc.name);
-        b.add(Field::Label, doc.namespace_label);
-        b.add(Field::Desc, doc.description);
-        for (pname, pdesc) in doc.params {
-            b.add(Field::ParamName, pname);
-            b.add(Field::ParamDesc, pdesc);
-        }
-        let key = exact_key(doc.name);
-        if key.len() > 1 {
-            b.lens[Field::Exact as usize] = 1.0;
-            b.bump(Field::Exact as usize, &key);
-        }
-        let DocBuilder {
-            tf: mut terms,
-            lens,
-            analyzer,
-            phrase,
-            prev,
-            ..
-        } = b;
-        for &(tid, _) in &terms {
-            self.mark[tid as usize] = 0;
-        }
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let mut tf = std::mem::take(&mut self.tf_scratch);
+        let lens = analyse(self, &mut scratch, &mut tf, doc);
+        self.insert_analysed(doc, &tf, lens);
+        tf.clear();
+        self.scratch = scratch;
+        self.tf_scratch = tf;
+    }
 
+    /// [`Self::upsert`] of many documents, with the analysis (most of the work) spread over
+    /// the cores; the result is the same as upserting them in order.
+    pub fn upsert_many(&mut self, docs: &[SearchDoc]) {
+        // The last of several documents with one name wins, as in order. All removals happen
+        // before the merge: a removal can release a term id a worker's terms were mapped to.
+        let mut last: FastMap<&str, usize> = FastMap::default();
+        for (i, doc) in docs.iter().enumerate() {
+            last.insert(doc.name, i);
+        }
+        let docs: Vec<&SearchDoc> = docs
+            .iter()
+            .enumerate()
+            .filter(|&(i, doc)| last[doc.name] == i)
+            .map(|(_, doc)| doc)
+            .collect();
+        for doc in &docs {
+            self.remove(doc.name);
+        }
+        let chunks = crate::parallel::map_chunks(docs.clone(), MIN_TOOLS_PER_THREAD, analyse_chunk);
+        let new_terms: usize = chunks.iter().map(|c| c.terms.terms.len()).sum();
+        self.terms.ids.reserve(new_terms);
+        let mut docs = docs.into_iter();
+        for mut chunk in chunks {
+            let ids: Vec<u32> = (chunk.terms.terms.iter())
+                .map(|t| self.intern_with(t, || t.clone()))
+                .collect();
+            for (tid, _) in &mut chunk.tf {
+                *tid = ids[*tid as usize];
+            }
+            for (range, lens) in chunk.docs {
+                let doc = docs.next().expect("one analysis per document");
+                self.insert_analysed(doc, &chunk.tf[range], lens);
+            }
+        }
+    }
+
+    /// Adds an analysed document (its name is free) with `terms` as index term ids.
+    fn insert_analysed(&mut self, doc: &SearchDoc, terms: &[(u32, [u8; NF])], lens: [f32; NF]) {
         let slot = match self.free.pop() {
             Some(s) => s,
             None => {
@@ -369,7 +495,7 @@ impl Store {
         let mut doc_terms = std::mem::take(&mut self.doc_terms[slot as usize]);
         doc_terms.clear();
         doc_terms.reserve(terms.len());
-        for &(tid, tf) in &terms {
+        for &(tid, tf) in terms {
             let list = &mut self.postings[tid as usize];
             let back = doc_terms.len() as u32;
             doc_terms.push((tid, list.len() as u32));
@@ -384,13 +510,6 @@ impl Store {
             }
         }
         self.doc_terms[slot as usize] = doc_terms;
-        terms.clear();
-        self.scratch = Scratch {
-            tf: terms,
-            analyzer,
-            phrase,
-            prev,
-        };
         for (total, &l) in self.field_totals.iter_mut().zip(&lens) {
             *total += l as u64;
         }

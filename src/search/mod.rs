@@ -247,6 +247,28 @@ impl SearchIndex {
         self.embed_pending_builtin();
     }
 
+    /// [`Self::upsert`] of many tools (a catalog at startup), analysed on several cores.
+    pub fn upsert_many(&mut self, docs: &[SearchDoc]) {
+        if !self.vectors.enabled {
+            self.store.upsert_many(docs);
+            return;
+        }
+        let old: Vec<_> = docs
+            .iter()
+            .map(|doc| {
+                let slot = *self.store.by_name.get(doc.name)?;
+                self.vectors.take(slot)
+            })
+            .collect();
+        self.store.upsert_many(docs);
+        for (doc, old) in docs.iter().zip(old) {
+            let slot = self.store.by_name[doc.name];
+            let text = embedding_text(doc.name, doc.namespace_label, doc.description);
+            self.vectors.put(slot, text, old);
+        }
+        self.embed_pending_builtin();
+    }
+
     /// Removes a tool; `false` when no tool has that name.
     pub fn remove(&mut self, name: &str) -> bool {
         if self.vectors.enabled

@@ -893,3 +893,112 @@ fn builtin_embeddings_find_a_tool_by_meaning() {
             .is_empty()
     );
 }
+
+/// A bulk build (analysed on several threads) must be the index one-by-one upserts build:
+/// same hits with the same scores, same term ids, with replaced tools and repeated names.
+#[test]
+fn bulk_upsert_matches_one_by_one() {
+    let words = [
+        "create",
+        "issue",
+        "repository",
+        "weather",
+        "forecast",
+        "send",
+        "email",
+        "calendar",
+        "event",
+        "search",
+        "file",
+        "read",
+        "write",
+        "database",
+        "query",
+        "stock",
+        "price",
+        "translate",
+        "text",
+        "image",
+        "天气",
+        "预报",
+        "café",
+        "naïve",
+    ];
+    let word = |i: usize| words[i % words.len()];
+    type Fields = (String, String, String, Vec<(String, String)>);
+    let docs: Vec<Fields> = (0..3000)
+        .map(|i| {
+            // Every 500th tool repeats an earlier name: the later one must win.
+            let n = if i % 500 == 499 { i - 7 } else { i };
+            let name = format!("{}_{}_{n}", word(n), word(n / 3));
+            let ns = format!("server{}", n % 37);
+            let desc = format!(
+                "{} the {} {} of a {} ({})",
+                word(i * 7),
+                word(i / 5),
+                word(i * 3 + 1),
+                word(i / 11),
+                i
+            );
+            let params = vec![(
+                word(i + 2).to_owned(),
+                format!("the {} to {}", word(i), word(i / 2)),
+            )];
+            (name, ns, desc, params)
+        })
+        .collect();
+    let all: Vec<SearchDoc> = docs
+        .iter()
+        .map(|(name, ns, desc, params)| SearchDoc {
+            name,
+            namespace: ns,
+            namespace_label: ns,
+            description: desc,
+            params,
+        })
+        .collect();
+    // Both indexes start with tools the batch replaces or keeps.
+    let seed: Vec<SearchDoc> = all[100..200].iter().chain(&all[2900..]).cloned().collect();
+    let mut one_by_one = SearchIndex::new();
+    let mut bulk = SearchIndex::new();
+    for doc in &seed {
+        one_by_one.upsert(doc);
+        bulk.upsert(doc);
+    }
+    for doc in &all {
+        one_by_one.upsert(doc);
+    }
+    bulk.upsert_many(&all);
+    one_by_one.store.check_invariants();
+    bulk.store.check_invariants();
+    assert_eq!(bulk.len(), one_by_one.len());
+    let mut terms: Vec<_> = one_by_one.store.terms.iter().collect();
+    terms.sort();
+    let mut bulk_terms: Vec<_> = bulk.store.terms.iter().collect();
+    bulk_terms.sort();
+    assert_eq!(
+        bulk_terms.iter().map(|t| t.0).collect::<Vec<_>>(),
+        terms.iter().map(|t| t.0).collect::<Vec<_>>()
+    );
+    let opts = SearchOptions {
+        limit: 20,
+        ..Default::default()
+    };
+    for query in [
+        "create an issue",
+        "weather forecast 天气",
+        "cafe",
+        "stock price query",
+        "",
+    ] {
+        let a = one_by_one.search(query, &opts).unwrap();
+        let b = bulk.search(query, &opts).unwrap();
+        let pairs = |hits: &[SearchHit]| -> Vec<(String, String)> {
+            hits.iter()
+                .map(|h| (h.name.clone(), format!("{:.9}", h.score)))
+                .collect()
+        };
+        assert_eq!(pairs(&b), pairs(&a), "{query}");
+        assert!(!a.is_empty() || query.is_empty());
+    }
+}
