@@ -633,12 +633,7 @@ async fn streamable_http_and_legacy_sse_on_loopback() {
     hub.close().await;
 
     // A server that went away: the SSE connection fails and reconnect attempts report it.
-    let hub = self::hub(vec![ServerConfig::Sse {
-        id: "gone".into(),
-        name: String::new(),
-        url: format!("http://127.0.0.1:{port}/sse"),
-        headers: Default::default(),
-    }]);
+    let hub = sse_hub("gone", port);
     hub.list_tools("gone", T).await.unwrap();
     server.kill().await.unwrap();
     let e = call(&hub, "gone", "echo", json!({"text": "x"}))
@@ -656,18 +651,23 @@ async fn streamable_http_and_legacy_sse_on_loopback() {
     hub.close().await;
 }
 
+/// A hub with one legacy SSE server on the local test server.
+fn sse_hub(id: &str, port: u16) -> McpHub {
+    hub(vec![ServerConfig::Sse {
+        id: id.into(),
+        name: String::new(),
+        url: format!("http://127.0.0.1:{port}/sse"),
+        headers: Default::default(),
+    }])
+}
+
 /// A call racing the end of an SSE session once stranded until its timeout (the request was
 /// queued as rmcp's loop exited). Many quick disconnects make that window likely to be hit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_racing_an_sse_disconnect_fail_fast() {
     for round in 0..40 {
         let (mut server, port) = http_server(&[]).await;
-        let hub = hub(vec![ServerConfig::Sse {
-            id: "gone".into(),
-            name: String::new(),
-            url: format!("http://127.0.0.1:{port}/sse"),
-            headers: Default::default(),
-        }]);
+        let hub = sse_hub("gone", port);
         hub.list_tools("gone", T).await.unwrap();
         server.kill().await.unwrap();
         let started = Instant::now();
