@@ -237,7 +237,13 @@ export interface McpToolHost {
 
 /** Real MCP client connections (Rust, rmcp): lazy connect, cached tool lists, cancellation, captured stderr. */
 export declare class McpHub implements McpToolHost {
-  constructor(options?: { servers?: McpServerConfig[]; connectTimeoutMs?: number })
+  /**
+   * `connectTimeoutMs` bounds one connect attempt (default 30000). `reconnectBackoffMs`
+   * (default 1000): after a failed connect, calls within this delay fail at once with that
+   * error instead of starting the server again; it doubles per further failure (up to 32x)
+   * and resets once a connect succeeds; 0 retries on every call.
+   */
+  constructor(options?: { servers?: McpServerConfig[]; connectTimeoutMs?: number; reconnectBackoffMs?: number })
   addServer(config: McpServerConfig): void
   removeServer(id: string): Promise<boolean>
   readonly servers: Array<{ id: string; name: string; transport: string }>

@@ -130,6 +130,27 @@ describe('McpHub bad input', () => {
       await hub.close()
     }
   })
+
+  it('backs off after a failed connect instead of starting the server on every call', async () => {
+    expect(() => new McpHub({ reconnectBackoffMs: -1 })).toThrow(TypeError)
+    expect(() => new McpHub({ connectTimeoutMs: 1.5 })).toThrow(/connectTimeoutMs/)
+    const ghost = { id: 'ghost', type: 'stdio', command: '/nonexistent/mcp-server' }
+    const patient = new McpHub({ servers: [ghost], reconnectBackoffMs: 60_000 })
+    const eager = new McpHub({ servers: [ghost], reconnectBackoffMs: 0 })
+    try {
+      await expect(patient.listTools('ghost')).rejects.toMatchObject({ code: 'TOOLREG_MCP_CONNECT' })
+      await expect(patient.callTool('ghost', 'x', {})).rejects.toMatchObject({
+        code: 'TOOLREG_MCP_CONNECT',
+        message: expect.stringMatching(/could not start.*not retried until \d+ ms from now/),
+      })
+      await expect(eager.listTools('ghost')).rejects.toMatchObject({ code: 'TOOLREG_MCP_CONNECT' })
+      const again = await eager.listTools('ghost').catch((e) => e)
+      expect(again.code).toBe('TOOLREG_MCP_CONNECT')
+      expect(again.message).not.toMatch(/not retried/)
+    } finally {
+      await Promise.all([patient.close(), eager.close()])
+    }
+  })
 })
 
 describe('McpHub fault cases with our rmcp test server', () => {

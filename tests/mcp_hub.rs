@@ -871,6 +871,66 @@ async fn a_command_that_cannot_start_is_a_connect_error() {
     hub.close().await;
 }
 
+/// A server that exits at start is not respawned by every call: calls inside the backoff fail
+/// at once with the last error, and the delay doubles per failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_connects_back_off_before_the_next_spawn() {
+    let dir = std::env::temp_dir().join(format!("toolreg-backoff-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let starts = dir.join("starts");
+    let _ = std::fs::remove_file(&starts);
+    let backoff = Duration::from_millis(500);
+    let hub = McpHub::with_options(
+        vec![ServerConfig::Stdio {
+            id: "crashy".into(),
+            name: String::new(),
+            command: "/bin/sh".into(),
+            args: vec![
+                "-c".into(),
+                format!("echo start >> '{}'; exit 3", starts.display()),
+            ],
+            env: Default::default(),
+            cwd: None,
+        }],
+        HubOptions {
+            reconnect_backoff: backoff,
+            ..HubOptions::default()
+        },
+    )
+    .unwrap();
+    let spawned = || {
+        std::fs::read_to_string(&starts)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let e = hub.list_tools("crashy", T).await.unwrap_err();
+    assert_eq!(e.code(), "TOOLREG_MCP_CONNECT", "{e}");
+    let first_failure = Instant::now();
+    for _ in 0..5 {
+        let e = call(&hub, "crashy", "echo", json!({})).await.unwrap_err();
+        assert_eq!(e.code(), "TOOLREG_MCP_CONNECT", "{e}");
+        assert!(e.to_string().contains("not retried until"), "{e}");
+    }
+    assert_eq!(spawned(), 1);
+    assert!(first_failure.elapsed() < backoff);
+
+    // After the delay one new attempt; it fails too, so the next delay is twice as long.
+    tokio::time::sleep(backoff).await;
+    hub.list_tools("crashy", T).await.unwrap_err();
+    assert_eq!(spawned(), 2);
+    tokio::time::sleep(backoff).await;
+    let e = hub.list_tools("crashy", T).await.unwrap_err();
+    assert!(e.to_string().contains("not retried until"), "{e}");
+    assert_eq!(spawned(), 2);
+    tokio::time::sleep(backoff).await;
+    hub.list_tools("crashy", T).await.unwrap_err();
+    assert_eq!(spawned(), 3);
+    assert_eq!(status_of(&hub, "crashy").state, ConnectionState::Failed);
+    hub.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The npm reference servers, when the project's devDependencies are installed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reference_servers_from_node_modules() {

@@ -33,13 +33,22 @@ class McpHub {
   #tools = new Map()
 
   /**
-   * @param {{ servers?: object[], connectTimeoutMs?: number }} [options]
+   * @param {{ servers?: object[], connectTimeoutMs?: number, reconnectBackoffMs?: number }} [options]
+   *   `reconnectBackoffMs` (default 1000): after a failed connect, calls within this delay
+   *   fail at once with that error instead of starting the server again; it doubles per
+   *   further failure (up to 32x) and resets once a connect succeeds. 0 retries every call.
    */
   constructor(options = {}) {
     const servers = options.servers ?? []
     if (!Array.isArray(servers)) throw invalidArgument('servers', 'expected an array of server configs')
     const json = `[${servers.map((s, i) => checkConfig(s, i)).join(',')}]`
-    this.#native = callNative(() => new native.NativeMcpHub(json, options.connectTimeoutMs))
+    for (const key of ['connectTimeoutMs', 'reconnectBackoffMs']) {
+      const ms = options[key]
+      if (ms !== undefined && !(Number.isInteger(ms) && ms >= 0 && ms <= 2 ** 32 - 1)) {
+        throw invalidArgument(key, `expected a whole number of milliseconds, got ${String(ms)}`)
+      }
+    }
+    this.#native = callNative(() => new native.NativeMcpHub(json, options.connectTimeoutMs, options.reconnectBackoffMs))
   }
 
   addServer(config) {

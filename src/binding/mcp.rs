@@ -57,12 +57,19 @@ pub struct NativeMcpHub {
 #[napi]
 impl NativeMcpHub {
     #[napi(constructor)]
-    pub fn new(servers_json: String, connect_timeout_ms: Option<u32>) -> Result<Self> {
+    pub fn new(
+        servers_json: String,
+        connect_timeout_ms: Option<u32>,
+        reconnect_backoff_ms: Option<u32>,
+    ) -> Result<Self> {
         let servers: Vec<ServerConfig> =
             serde_json::from_str(&servers_json).map_err(invalid_config)?;
         let mut options = HubOptions::default();
         if let Some(ms) = connect_timeout_ms {
             options.connect_timeout = Duration::from_millis(u64::from(ms));
+        }
+        if let Some(ms) = reconnect_backoff_ms {
+            options.reconnect_backoff = Duration::from_millis(u64::from(ms));
         }
         Ok(NativeMcpHub {
             hub: McpHub::with_options(servers, options).map_err(mcp_error)?,

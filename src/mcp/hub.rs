@@ -45,7 +45,16 @@ pub struct HubOptions {
     /// How long a stdio server gets to exit after its stdin closes, and again after SIGTERM,
     /// before SIGKILL. Default 2 s.
     pub shutdown_grace: Duration,
+    /// After a failed connect attempt, calls within this delay fail at once with that
+    /// attempt's error instead of starting another, so a server that cannot start is not
+    /// respawned on every call. The delay doubles with each further failure (up to 32x) and a
+    /// successful connect resets it; a connection that dies reconnects on the next call.
+    /// Default 1 s; zero retries on every call.
+    pub reconnect_backoff: Duration,
 }
+
+/// The backoff stops doubling after this many consecutive failures (1 s default -> 32 s).
+const MAX_BACKOFF_DOUBLINGS: u32 = 5;
 
 impl Default for HubOptions {
     fn default() -> Self {
@@ -55,6 +64,7 @@ impl Default for HubOptions {
             client_name: "toolreg".into(),
             client_version: env!("CARGO_PKG_VERSION").into(),
             shutdown_grace: Duration::from_secs(2),
+            reconnect_backoff: Duration::from_secs(1),
         }
     }
 }
@@ -67,7 +77,8 @@ pub enum ConnectionState {
     Idle,
     Connecting,
     Connected,
-    /// The last connect failed or the connection died; the next call reconnects.
+    /// The last connect failed or the connection died; the next call reconnects (after
+    /// [`HubOptions::reconnect_backoff`] when connecting failed).
     Failed,
     /// Removed or the hub was closed.
     Closed,
@@ -128,6 +139,9 @@ struct SlotState {
     last_error: Option<String>,
     /// Bumped by every connect attempt and by close, so a stale attempt can tell.
     attempt: u64,
+    /// Consecutive failed connect attempts, and when the next may start.
+    failures: u32,
+    retry_at: Option<Instant>,
 }
 
 type SharedConnect = Shared<BoxFuture<'static, Result<Arc<Connection>, ConnectFailure>>>;
@@ -199,6 +213,8 @@ impl McpHub {
                 conn: ConnState::Idle,
                 last_error: None,
                 attempt: 0,
+                failures: 0,
+                retry_at: None,
             }),
         }));
         Ok(())
@@ -431,7 +447,22 @@ impl McpHub {
                     st.last_error = Some(dead.end_reason_now());
                     self.start_connect(slot, &mut st)
                 }
-                ConnState::Idle | ConnState::Failed => self.start_connect(slot, &mut st),
+                ConnState::Failed => match st.retry_at {
+                    Some(at) if at > Instant::now() => {
+                        return Err(McpError::Connect {
+                            server: slot.id().to_owned(),
+                            reason: format!(
+                                "{} (not retried until {} ms from now)",
+                                st.last_error
+                                    .as_deref()
+                                    .unwrap_or("the last attempt failed"),
+                                (at - Instant::now()).as_millis()
+                            ),
+                        });
+                    }
+                    _ => self.start_connect(slot, &mut st),
+                },
+                ConnState::Idle => self.start_connect(slot, &mut st),
             }
         };
         let never = CancellationToken::new();
@@ -480,11 +511,12 @@ impl McpHub {
             },
         };
         let timeout = self.inner.opts.connect_timeout;
+        let backoff = self.inner.opts.reconnect_backoff;
         let weak = Arc::downgrade(slot);
         let task_cancel = cancel.clone();
         let task = tokio::spawn(async move {
             let outcome = connection::connect(&params, &task_cancel, timeout).await;
-            publish(weak, attempt, outcome).await
+            publish(weak, attempt, outcome, backoff).await
         });
         let shared = async move {
             task.await.unwrap_or_else(|e| {
@@ -509,6 +541,7 @@ async fn publish(
     weak: Weak<Slot>,
     attempt: u64,
     outcome: Result<(Arc<Connection>, connection::Running), ConnectFailure>,
+    backoff: Duration,
 ) -> Result<Arc<Connection>, ConnectFailure> {
     let (conn, running) = match outcome {
         Ok(ok) => ok,
@@ -518,6 +551,9 @@ async fn publish(
                 if st.attempt == attempt && !matches!(st.conn, ConnState::Closed) {
                     st.conn = ConnState::Failed;
                     st.last_error = Some(failure.message());
+                    let delay = backoff * (1 << st.failures.min(MAX_BACKOFF_DOUBLINGS));
+                    st.failures = st.failures.saturating_add(1);
+                    st.retry_at = Instant::now().checked_add(delay);
                 }
             }
             return Err(failure);
@@ -544,6 +580,8 @@ async fn publish(
         if current {
             st.conn = ConnState::Connected(conn.clone());
             st.last_error = None;
+            st.failures = 0;
+            st.retry_at = None;
         }
         current
     });
