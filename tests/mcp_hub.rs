@@ -467,6 +467,34 @@ async fn list_changed_invalidates_the_cache_and_storms_are_harmless() {
     hub.close().await;
 }
 
+/// Callers that find the cache cold at the same time share one listing (all its pages).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_cold_lists_share_one_listing() {
+    let hub = hub(vec![stdio(
+        "many",
+        &["--tools", "2000", "--page-size", "200"],
+    )]);
+    call(&hub, "many", "pid", json!({})).await.unwrap();
+    let lists: Vec<_> = (0..6)
+        .map(|_| {
+            let hub = hub.clone();
+            tokio::spawn(async move { hub.list_tools("many", T).await })
+        })
+        .collect();
+    let mut lengths = Vec::new();
+    for list in lists {
+        lengths.push(list.await.unwrap().unwrap().len());
+    }
+    assert!(
+        lengths.iter().all(|&n| n == lengths[0] && n >= 2000),
+        "{lengths:?}"
+    );
+    let pages = lengths[0].div_ceil(200);
+    let r = call(&hub, "many", "list_count", json!({})).await.unwrap();
+    assert_eq!(text(&r), pages.to_string(), "one listing of {pages} pages");
+    hub.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_without_the_tools_capability_has_no_tools() {
     let hub = hub(vec![stdio("p", &["--no-tools"])]);

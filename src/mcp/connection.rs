@@ -5,12 +5,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared, WeakShared};
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion, Tool};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
-use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, Peer, RoleClient, ServiceError, ServiceExt};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -55,37 +57,76 @@ impl ConnectFailure {
     }
 }
 
-/// The tools/list cache of one connection. The epoch makes a list that raced with a
-/// `list_changed` notification not overwrite the invalidation.
-#[derive(Default)]
-pub(crate) struct ToolCache {
-    inner: Mutex<(u64, Option<Arc<Vec<Tool>>>)>,
+/// A `tools/list` (all pages) in flight; the error is shared by every caller that joined.
+pub(crate) type Listing = Shared<BoxFuture<'static, Result<Arc<Vec<Tool>>, Arc<ServiceError>>>>;
+
+/// What a caller of `tools/list` finds: the cached list, or a listing to await and the cache
+/// epoch it belongs to.
+pub(crate) enum Listed {
+    Cached(Arc<Vec<Tool>>),
+    Pending { epoch: u64, listing: Listing },
 }
 
+/// The tools/list cache of one connection. The epoch makes a list that raced with a
+/// `list_changed` notification not overwrite the invalidation. Callers that find the cache
+/// empty share one listing per epoch; it is held weakly, so when every caller has given up it
+/// is dropped (which cancels the request) and the next caller starts afresh.
+#[derive(Default)]
+pub(crate) struct ToolCache {
+    inner: Mutex<CacheState>,
+}
+
+#[derive(Default)]
+struct CacheState {
+    epoch: u64,
+    tools: Option<Arc<Vec<Tool>>>,
+    listing: Option<(u64, WeakShared<BoxFuture<'static, ListResult>>)>,
+}
+
+type ListResult = Result<Arc<Vec<Tool>>, Arc<ServiceError>>;
+
 impl ToolCache {
-    pub(crate) fn get(&self) -> Option<Arc<Vec<Tool>>> {
-        self.inner
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .1
-            .clone()
+    fn state(&self) -> std::sync::MutexGuard<'_, CacheState> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(crate) fn epoch(&self) -> u64 {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner()).0
+    pub(crate) fn get(&self) -> Option<Arc<Vec<Tool>>> {
+        self.state().tools.clone()
+    }
+
+    /// The cached list, else the listing of this epoch, joined or started with `start`.
+    pub(crate) fn cached_or_listing(
+        &self,
+        start: impl FnOnce() -> BoxFuture<'static, ListResult>,
+    ) -> Listed {
+        let mut st = self.state();
+        if let Some(tools) = &st.tools {
+            return Listed::Cached(tools.clone());
+        }
+        let epoch = st.epoch;
+        if let Some((at, weak)) = &st.listing
+            && *at == epoch
+            && let Some(listing) = weak.upgrade()
+        {
+            return Listed::Pending { epoch, listing };
+        }
+        let listing = start().shared();
+        st.listing = listing.downgrade().map(|weak| (epoch, weak));
+        Listed::Pending { epoch, listing }
     }
 
     pub(crate) fn store_if_current(&self, epoch: u64, tools: Arc<Vec<Tool>>) {
-        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if g.0 == epoch {
-            g.1 = Some(tools);
+        let mut st = self.state();
+        if st.epoch == epoch {
+            st.tools = Some(tools);
         }
     }
 
     pub(crate) fn invalidate(&self) {
-        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        g.0 += 1;
-        g.1 = None;
+        let mut st = self.state();
+        st.epoch += 1;
+        st.tools = None;
+        st.listing = None;
     }
 }
 

@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::connection::{self, ConnectFailure, ConnectParams, Connection};
+use super::connection::{self, ConnectFailure, ConnectParams, Connection, Listed};
 use super::process::StderrTail;
 use super::wire_id::{build_mcp_tool_wire_id, server_segment, wire_id_server_segment};
 use super::{McpError, ServerConfig};
@@ -286,31 +286,31 @@ impl McpHub {
         let slot = self.slot(server_id)?;
         let deadline = deadline_after(timeout);
         let conn = self.connection(&slot, deadline, timeout, None, OP).await?;
-        if let Some(tools) = conn.tools.get() {
-            return Ok(tools);
-        }
-        let epoch = conn.tools.epoch();
+        let peer = conn.peer.clone();
+        let (epoch, listing) = match conn.tools.cached_or_listing(move || {
+            async move {
+                let tools = peer.list_all_tools().await.map_err(Arc::new)?;
+                Ok(Arc::new(tools))
+            }
+            .boxed()
+        }) {
+            Listed::Cached(tools) => return Ok(tools),
+            Listed::Pending { epoch, listing } => (epoch, listing),
+        };
         let never = CancellationToken::new();
-        let listed = bounded_request(
-            &slot,
-            &conn,
-            OP,
-            (deadline, timeout),
-            &never,
-            conn.peer.list_all_tools(),
-        )
-        .await?;
+        let listed =
+            bounded_request(&slot, &conn, OP, (deadline, timeout), &never, listing).await?;
         let tools = match listed {
             Ok(tools) => tools,
             // A server without the tools capability (prompts/resources only) has no tools.
-            Err(ServiceError::McpError(data))
-                if data.code == ErrorCode::METHOD_NOT_FOUND && !conn.declares_tools() =>
+            Err(e)
+                if matches!(&*e, ServiceError::McpError(data)
+                    if data.code == ErrorCode::METHOD_NOT_FOUND && !conn.declares_tools()) =>
             {
-                Vec::new()
+                Arc::default()
             }
-            Err(e) => return Err(service_error(&slot, &conn, OP, e).await),
+            Err(e) => return Err(service_error(&slot, &conn, OP, &e).await),
         };
-        let tools = Arc::new(tools);
         conn.tools.store_if_current(epoch, tools.clone());
         Ok(tools)
     }
@@ -346,7 +346,7 @@ impl McpHub {
         .await?;
         match result {
             Ok(result) => Ok(result_to_json(result)),
-            Err(e) => Err(service_error(&slot, &conn, &op, e).await),
+            Err(e) => Err(service_error(&slot, &conn, &op, &e).await),
         }
     }
 
@@ -651,14 +651,14 @@ async fn sleep_until(deadline: Option<Instant>) {
 /// `notifications/cancelled`. rmcp fails pending requests when its loop ends, but a request
 /// queued in the instant the loop exits can be stranded in its channel (seen about once in 150
 /// SSE disconnects), so the end of the connection is watched here too.
-async fn bounded_request<T>(
+async fn bounded_request<R>(
     slot: &Slot,
     conn: &Connection,
     op: &str,
     (deadline, timeout): (Option<Instant>, Duration),
     cancel: &CancellationToken,
-    request: impl Future<Output = Result<T, ServiceError>>,
-) -> Result<Result<T, ServiceError>, McpError> {
+    request: impl Future<Output = R>,
+) -> Result<R, McpError> {
     tokio::select! {
         // An answer that arrived just before the connection ended still counts.
         biased;
@@ -691,19 +691,19 @@ fn timeout_error(slot: &Slot, op: &str, after: Duration) -> McpError {
 }
 
 /// Maps an rmcp error of an established connection to what the caller can act on.
-async fn service_error(slot: &Slot, conn: &Connection, op: &str, e: ServiceError) -> McpError {
+async fn service_error(slot: &Slot, conn: &Connection, op: &str, e: &ServiceError) -> McpError {
     let server = slot.id().to_owned();
     match e {
         ServiceError::McpError(data) => McpError::Call {
             server,
             operation: op.to_owned(),
-            message: data.message.into_owned(),
+            message: data.message.to_string(),
             rpc_code: Some(data.code.0),
         },
         ServiceError::Timeout { timeout } => McpError::Timeout {
             server,
             operation: op.to_owned(),
-            after: timeout,
+            after: *timeout,
         },
         ServiceError::TransportClosed => McpError::Closed {
             server,
@@ -713,7 +713,7 @@ async fn service_error(slot: &Slot, conn: &Connection, op: &str, e: ServiceError
             ),
         },
         other => {
-            let message = connection::error_chain(&other);
+            let message = connection::error_chain(other);
             // A send error on a connection that is gone is a closed connection, not a refusal.
             tokio::time::sleep(Duration::from_millis(20)).await;
             if conn.is_alive() {
