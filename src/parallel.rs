@@ -6,6 +6,7 @@
 //! and a thread start (tens of microseconds) is noise next to it.
 
 use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex};
 
 /// More threads than this rarely pay for their start and merge costs at catalog sizes.
 const MAX_THREADS: usize = 4;
@@ -39,16 +40,48 @@ where
         let mut chunks = chunks.into_iter();
         let first = chunks.next().unwrap_or_default();
         let f = &f;
-        let rest: Vec<_> = chunks.map(|c| scope.spawn(move || f(c))).collect();
+        // A thread that cannot be started (a process at its thread limit) leaves its chunk to
+        // the calling thread: slower, never a failure.
+        let rest: Vec<_> = chunks
+            .map(|chunk| {
+                let shared = Arc::new(Mutex::new(Some(chunk)));
+                let given = shared.clone();
+                let started = std::thread::Builder::new()
+                    .name("toolreg-bulk".into())
+                    .spawn_scoped(scope, move || f(take(&given)));
+                match started {
+                    Ok(handle) => Part::Running(handle),
+                    Err(_) => Part::Here(take(&shared)),
+                }
+            })
+            .collect();
         let mut out = Vec::with_capacity(threads);
         out.push(f(first));
-        // A panicking worker is a bug; re-raise it here as if it had run on this thread.
-        out.extend(
-            rest.into_iter()
-                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
-        );
+        for part in rest {
+            out.push(match part {
+                // A panicking worker is a bug; re-raise it here as if it had run on this thread.
+                Part::Running(handle) => handle
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                Part::Here(chunk) => f(chunk),
+            });
+        }
         out
     })
+}
+
+/// A chunk after the attempt to start its thread.
+enum Part<'scope, T, R> {
+    Running(std::thread::ScopedJoinHandle<'scope, R>),
+    Here(Vec<T>),
+}
+
+/// The chunk a worker was given (exactly once: by the worker, or back by the caller).
+fn take<T>(slot: &Mutex<Option<Vec<T>>>) -> Vec<T> {
+    slot.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
