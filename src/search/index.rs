@@ -14,6 +14,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use smallvec::SmallVec;
+
 use super::SearchDoc;
 use super::hash::FastMap;
 use super::tokenize::{Analyzer, PHRASE_MARK, TermKind, exact_key, phrase_key_into};
@@ -49,6 +51,13 @@ pub(crate) struct Posting {
     back: u32,
     pub tf: [u8; NF],
 }
+
+/// One term's postings. Most terms (phrases, exact names) occur in a single tool, whose
+/// posting then lives inline instead of in a heap block of its own.
+pub(crate) type PostingList = SmallVec<[Posting; 1]>;
+
+/// One term's namespace postings; inline up to two namespaces.
+pub(crate) type NsPostingList = SmallVec<[NsPosting; 2]>;
 
 /// One namespace's share of one term: how many of its tools contain it.
 #[derive(Clone, Copy, Debug)]
@@ -93,8 +102,8 @@ pub(crate) struct Store {
     /// [`DocBuilder`]'s buffers, kept between documents.
     scratch: Scratch,
     tf_scratch: TermCounts,
-    pub postings: Vec<Vec<Posting>>,
-    pub ns_postings: Vec<Vec<NsPosting>>,
+    pub postings: Vec<PostingList>,
+    pub ns_postings: Vec<NsPostingList>,
     pub field_totals: [u64; NF],
     pub live: usize,
     pub namespaces: Vec<Option<Namespace>>,
@@ -395,8 +404,8 @@ impl Store {
         if new {
             let phrase = term.starts_with(PHRASE_MARK);
             if id as usize == self.postings.len() {
-                self.postings.push(Vec::new());
-                self.ns_postings.push(Vec::new());
+                self.postings.push(PostingList::new());
+                self.ns_postings.push(NsPostingList::new());
                 self.phrase_term.push(phrase);
                 self.mark.push(0);
             } else {
@@ -656,7 +665,7 @@ impl Store {
         }
         let used = self.postings.iter().filter(|l| !l.is_empty()).count();
         assert_eq!(used, self.terms.len());
-        let posting_count: usize = self.postings.iter().map(Vec::len).sum();
+        let posting_count: usize = self.postings.iter().map(|l| l.len()).sum();
         let doc_term_count: usize = self.doc_terms.iter().map(Vec::len).sum();
         assert_eq!(posting_count, doc_term_count);
         let mut ns_len = vec![0u64; self.namespaces.len()];
