@@ -959,6 +959,76 @@ async fn failed_connects_back_off_before_the_next_spawn() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A successful connect resets the backoff: the next failure waits the base delay again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_successful_connect_resets_the_backoff() {
+    let dir = std::env::temp_dir().join(format!("toolreg-reset-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ready = dir.join("ready");
+    let _ = std::fs::remove_file(&ready);
+    // Fails while `ready` is missing (and creates it), serves once it exists.
+    let script = format!(
+        "if [ -e '{r}' ]; then exec '{bin}'; else touch '{r}'; exit 3; fi",
+        r = ready.display(),
+        bin = server_bin().display()
+    );
+    let backoff = Duration::from_millis(400);
+    let hub = McpHub::with_options(
+        vec![ServerConfig::Stdio {
+            id: "flaky".into(),
+            name: String::new(),
+            command: "/bin/sh".into(),
+            args: vec!["-c".into(), script],
+            env: Default::default(),
+            cwd: None,
+        }],
+        HubOptions {
+            reconnect_backoff: backoff,
+            ..HubOptions::default()
+        },
+    )
+    .unwrap();
+    let retry_in = |e: &McpError| -> u64 {
+        let text = e.to_string();
+        let after = text
+            .split("not retried until ")
+            .nth(1)
+            .expect("a backoff message");
+        after.split(' ').next().unwrap().parse().unwrap()
+    };
+    // Two failures in a row: the second delay is twice the first.
+    hub.list_tools("flaky", T).await.unwrap_err();
+    std::fs::remove_file(&ready).unwrap();
+    tokio::time::sleep(backoff).await;
+    hub.list_tools("flaky", T).await.unwrap_err();
+    let e = hub.list_tools("flaky", T).await.unwrap_err();
+    assert!(retry_in(&e) > backoff.as_millis() as u64, "{e}");
+    // Now it starts; then it crashes and fails to start again: the delay is the base one.
+    tokio::time::sleep(backoff * 2).await;
+    assert!(!hub.list_tools("flaky", T).await.unwrap().is_empty());
+    std::fs::remove_file(&ready).unwrap();
+    call(&hub, "flaky", "crash", json!({})).await.unwrap_err();
+    // Until the death is noticed a call may still meet the old connection (closed).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let e = call(&hub, "flaky", "echo", json!({"text": "x"}))
+            .await
+            .unwrap_err();
+        if e.code() == "TOOLREG_MCP_CONNECT" {
+            break;
+        }
+        assert_eq!(e.code(), "TOOLREG_MCP_CLOSED", "{e}");
+        assert!(Instant::now() < deadline, "the crash was never noticed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let e = call(&hub, "flaky", "echo", json!({"text": "x"}))
+        .await
+        .unwrap_err();
+    assert!(retry_in(&e) <= backoff.as_millis() as u64, "{e}");
+    hub.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The npm reference servers, when the project's devDependencies are installed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reference_servers_from_node_modules() {
