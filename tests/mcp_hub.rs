@@ -899,6 +899,23 @@ async fn a_command_that_cannot_start_is_a_connect_error() {
     hub.close().await;
 }
 
+/// A hub with one stdio server run by `/bin/sh -c script`, with this reconnect backoff.
+fn shell_server_hub(id: &str, script: String, backoff: Duration) -> McpHub {
+    let server = ServerConfig::Stdio {
+        id: id.into(),
+        name: String::new(),
+        command: "/bin/sh".into(),
+        args: vec!["-c".into(), script],
+        env: Default::default(),
+        cwd: None,
+    };
+    let options = HubOptions {
+        reconnect_backoff: backoff,
+        ..HubOptions::default()
+    };
+    McpHub::with_options(vec![server], options).unwrap()
+}
+
 /// A server that exits at start is not respawned by every call: calls inside the backoff fail
 /// at once with the last error, and the delay doubles per failure.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -908,24 +925,8 @@ async fn failed_connects_back_off_before_the_next_spawn() {
     let starts = dir.join("starts");
     let _ = std::fs::remove_file(&starts);
     let backoff = Duration::from_millis(500);
-    let hub = McpHub::with_options(
-        vec![ServerConfig::Stdio {
-            id: "crashy".into(),
-            name: String::new(),
-            command: "/bin/sh".into(),
-            args: vec![
-                "-c".into(),
-                format!("echo start >> '{}'; exit 3", starts.display()),
-            ],
-            env: Default::default(),
-            cwd: None,
-        }],
-        HubOptions {
-            reconnect_backoff: backoff,
-            ..HubOptions::default()
-        },
-    )
-    .unwrap();
+    let script = format!("echo start >> '{}'; exit 3", starts.display());
+    let hub = shell_server_hub("crashy", script, backoff);
     let spawned = || {
         std::fs::read_to_string(&starts)
             .unwrap_or_default()
@@ -973,21 +974,7 @@ async fn a_successful_connect_resets_the_backoff() {
         bin = server_bin().display()
     );
     let backoff = Duration::from_millis(400);
-    let hub = McpHub::with_options(
-        vec![ServerConfig::Stdio {
-            id: "flaky".into(),
-            name: String::new(),
-            command: "/bin/sh".into(),
-            args: vec!["-c".into(), script],
-            env: Default::default(),
-            cwd: None,
-        }],
-        HubOptions {
-            reconnect_backoff: backoff,
-            ..HubOptions::default()
-        },
-    )
-    .unwrap();
+    let hub = shell_server_hub("flaky", script, backoff);
     let retry_in = |e: &McpError| -> u64 {
         let text = e.to_string();
         let after = text
