@@ -899,6 +899,15 @@ async fn a_command_that_cannot_start_is_a_connect_error() {
     hub.close().await;
 }
 
+/// A per-test temporary directory and the path of a file in it that does not exist yet.
+fn fresh_temp_file(test: &str, file: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("toolreg-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(file);
+    let _ = std::fs::remove_file(&path);
+    (dir, path)
+}
+
 /// A hub with one stdio server run by `/bin/sh -c script`, with this reconnect backoff.
 fn shell_server_hub(id: &str, script: String, backoff: Duration) -> McpHub {
     let server = ServerConfig::Stdio {
@@ -920,10 +929,7 @@ fn shell_server_hub(id: &str, script: String, backoff: Duration) -> McpHub {
 /// at once with the last error, and the delay doubles per failure.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_connects_back_off_before_the_next_spawn() {
-    let dir = std::env::temp_dir().join(format!("toolreg-backoff-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let starts = dir.join("starts");
-    let _ = std::fs::remove_file(&starts);
+    let (dir, starts) = fresh_temp_file("backoff", "starts");
     let backoff = Duration::from_millis(500);
     let script = format!("echo start >> '{}'; exit 3", starts.display());
     let hub = shell_server_hub("crashy", script, backoff);
@@ -963,10 +969,7 @@ async fn failed_connects_back_off_before_the_next_spawn() {
 /// A successful connect resets the backoff: the next failure waits the base delay again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_successful_connect_resets_the_backoff() {
-    let dir = std::env::temp_dir().join(format!("toolreg-reset-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let ready = dir.join("ready");
-    let _ = std::fs::remove_file(&ready);
+    let (dir, ready) = fresh_temp_file("reset", "ready");
     // Fails while `ready` is missing (and creates it), serves once it exists.
     let script = format!(
         "if [ -e '{r}' ]; then exec '{bin}'; else touch '{r}'; exit 3; fi",
