@@ -57,8 +57,12 @@ impl ConnectFailure {
     }
 }
 
-/// A `tools/list` (all pages) in flight; the error is shared by every caller that joined.
-pub(crate) type Listing = Shared<BoxFuture<'static, Result<Arc<Vec<Tool>>, Arc<ServiceError>>>>;
+/// The outcome of a `tools/list` (all pages); the error is shared by every caller that joined.
+type ListResult = Result<Arc<Vec<Tool>>, Arc<ServiceError>>;
+type ListFuture = BoxFuture<'static, ListResult>;
+
+/// A `tools/list` in flight.
+pub(crate) type Listing = Shared<ListFuture>;
 
 /// What a caller of `tools/list` finds: the cached list, or a listing to await and the cache
 /// epoch it belongs to.
@@ -80,10 +84,8 @@ pub(crate) struct ToolCache {
 struct CacheState {
     epoch: u64,
     tools: Option<Arc<Vec<Tool>>>,
-    listing: Option<(u64, WeakShared<BoxFuture<'static, ListResult>>)>,
+    listing: Option<(u64, WeakShared<ListFuture>)>,
 }
-
-type ListResult = Result<Arc<Vec<Tool>>, Arc<ServiceError>>;
 
 impl ToolCache {
     fn state(&self) -> std::sync::MutexGuard<'_, CacheState> {
@@ -95,10 +97,7 @@ impl ToolCache {
     }
 
     /// The cached list, else the listing of this epoch, joined or started with `start`.
-    pub(crate) fn cached_or_listing(
-        &self,
-        start: impl FnOnce() -> BoxFuture<'static, ListResult>,
-    ) -> Listed {
+    pub(crate) fn cached_or_listing(&self, start: impl FnOnce() -> ListFuture) -> Listed {
         let mut st = self.state();
         if let Some(tools) = &st.tools {
             return Listed::Cached(tools.clone());
