@@ -46,6 +46,39 @@ function isMcpNamespace(namespace) {
   return namespace.startsWith('mcp:')
 }
 
+/** Whether a tool is approval-gated at all, decided without calling anything. */
+function isApprovalGated(tool) {
+  return tool.needsApproval === true || typeof tool.needsApproval === 'function'
+}
+
+/**
+ * What the per-request path needs of an entry, copied once at registration into one object
+ * shape the registry owns. Reading the host's objects on every request made the cost depend on
+ * how the host built them (a spread copy cost twice an object literal); the entry and its tool
+ * are kept only to be handed back. Costs are filled in on first use, per encoding.
+ */
+class ToolRecord {
+  constructor(entry) {
+    this.entry = entry
+    this.name = entry.name
+    this.tool = entry.tool
+    this.namespace = entry.namespace
+    this.label = entry.namespaceLabel ?? entry.namespace
+    this.defer = entry.defer
+    this.applies = entry.applies ?? null
+    this.gated = isApprovalGated(entry.tool)
+    this.costs = [undefined, undefined]
+  }
+}
+
+/** entry → its record, for `shouldDefer` over entries a registry handed out. */
+const recordsByEntry = new WeakMap()
+
+/** The record of a registered entry, or a fresh one for an entry no registry knows. */
+function recordOf(entry) {
+  return recordsByEntry.get(entry) ?? new ToolRecord(entry)
+}
+
 /**
  * One registry for every tool: built-in, MCP and meta-tools, declared once and queried per
  * request. Entries keep their AI SDK `Tool` untouched; search, schemas and validation live in
@@ -53,8 +86,12 @@ function isMcpNamespace(namespace) {
  */
 class ToolRegistry {
   #native = new native.NativeRegistry()
-  #entries = new Map()
+  /** name → ToolRecord */
+  #records = new Map()
+  /** Records sorted by name; rebuilt after a change. */
   #sorted = null
+  /** Bumped by every change, so per-request caches can tell the catalog is unchanged. */
+  #generation = 0
   #warnedApplies = new WeakSet()
   #logger
   /** `(texts) => Promise<number[][]>` when the host gave an embedder (hybrid search). */
@@ -177,8 +214,11 @@ class ToolRegistry {
         `toolreg: tool ${JSON.stringify(entry.name)} from namespace ${JSON.stringify(entry.namespace)} replaces the one from ${JSON.stringify(previousNamespace)}. Built-in and meta-tool names must be unique; this is a programming error.`,
       )
     }
-    this.#entries.set(entry.name, entry)
+    const record = new ToolRecord(entry)
+    recordsByEntry.set(entry, record)
+    this.#records.set(entry.name, record)
     this.#sorted = null
+    this.#generation++
     if (lateSchema) this.#attachLateSchema(entry, lateSchema)
   }
 
@@ -284,7 +324,7 @@ class ToolRegistry {
     const allowed = opts.names === undefined ? undefined : new native.NameSet([...opts.names])
     const hits = await this.#searchHits(query, { namespace: opts.namespace, limit: opts.limit ?? 5, mode: opts.mode }, allowed)
     return hits.map(({ name, score }) => {
-      const entry = this.#entries.get(name)
+      const { entry } = this.#records.get(name)
       return { name, namespace: entry.namespace, description: entry.description, score }
     })
   }
@@ -324,7 +364,7 @@ class ToolRegistry {
     schemaPromise.then(
       (schema) => {
         // A newer registration under this name owns the index now.
-        if (this.#entries.get(entry.name) !== entry) return
+        if (this.#records.get(entry.name)?.entry !== entry) return
         try {
           callNative(() => this.#native.setSchema(entry.name, JSON.stringify(schema ?? {})))
         } catch (error) {
@@ -338,36 +378,41 @@ class ToolRegistry {
   }
 
   deregister(name) {
-    if (!this.#entries.delete(name)) return false
+    if (!this.#records.delete(name)) return false
     this.#native.deregister(name)
     this.#sorted = null
+    this.#generation++
     return true
   }
 
   getByName(name) {
-    return this.#entries.get(name)
+    return this.#records.get(name)?.entry
   }
 
   has(name) {
-    return this.#entries.has(name)
+    return this.#records.has(name)
   }
 
   get size() {
-    return this.#entries.size
+    return this.#records.size
+  }
+
+  #sortedRecords() {
+    if (!this.#sorted) {
+      this.#sorted = [...this.#records.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    }
+    return this.#sorted
   }
 
   #all() {
-    if (!this.#sorted) {
-      this.#sorted = [...this.#entries.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    }
-    return this.#sorted
+    return this.#sortedRecords().map((record) => record.entry)
   }
 
   /** Name-sorted entries; `query` is a case-insensitive substring of name, description or namespace (label). */
   getAll(filter = {}) {
     const query = filter.query?.toLowerCase()
     const namespace = filter.namespace
-    if (!query && !namespace) return [...this.#all()]
+    if (!query && !namespace) return this.#all()
     return this.#all().filter((e) => {
       if (namespace && e.namespace !== namespace && e.namespaceLabel !== namespace) return false
       if (!query) return true
@@ -394,17 +439,17 @@ class ToolRegistry {
   /** Entries active for this request, name-sorted so the tool list is cache-stable. */
   selectActive(scope) {
     const active = []
-    for (const entry of this.#all()) {
-      if (!entry.applies) {
-        active.push(entry)
+    for (const record of this.#sortedRecords()) {
+      if (record.applies === null) {
+        active.push(record.entry)
         continue
       }
       try {
-        if (entry.applies(scope)) active.push(entry)
+        if (record.applies(scope)) active.push(record.entry)
       } catch (error) {
-        if (!this.#warnedApplies.has(entry)) {
-          this.#warnedApplies.add(entry)
-          this.#logger.warn(`toolreg: applies() of tool ${JSON.stringify(entry.name)} threw; treating it as inactive: ${error?.message ?? error}`)
+        if (!this.#warnedApplies.has(record.entry)) {
+          this.#warnedApplies.add(record.entry)
+          this.#logger.warn(`toolreg: applies() of tool ${JSON.stringify(record.name)} threw; treating it as inactive: ${error?.message ?? error}`)
         }
       }
     }
@@ -422,7 +467,7 @@ class ToolRegistry {
       this.#native.search(query, { namespace: opts.namespace, limit: opts.limit ?? 5, mode: opts.mode }, allowed),
     )
     return hits.map(({ name, score }) => {
-      const entry = this.#entries.get(name)
+      const { entry } = this.#records.get(name)
       return { name, namespace: entry.namespace, description: entry.description, score }
     })
   }
@@ -432,6 +477,9 @@ class ToolRegistry {
     return {
       native: this.#native,
       logger: this.#logger,
+      generation: this.#generation,
+      /** The record registered under each name, `undefined` for names it does not know. */
+      recordsOf: (names) => names.map((name) => this.#records.get(name)),
       search: (query, opts, nameSet) =>
         callNative(() => this.#native.search(query, opts, nameSet)),
       /** Hybrid when the registry has an embedder, else the same as `search`. */
@@ -440,4 +488,4 @@ class ToolRegistry {
   }
 }
 
-module.exports = { ToolRegistry, internals, labelOf, DEFER_VALUES }
+module.exports = { ToolRegistry, internals, labelOf, recordOf, isApprovalGated, DEFER_VALUES }

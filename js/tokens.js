@@ -57,24 +57,40 @@ function storeCost(name, tool, encoding, tokens) {
   cached.costs[encoding] = tokens
 }
 
-/** Token cost of each entry's definition; unchanged entries come from the cache. */
-async function entryCosts(entries, encoding = DEFAULT_ENCODING) {
-  const costs = entries.map((e) => cachedCost(e.name, e.tool, encoding))
-  const missing = []
-  costs.forEach((cost, i) => cost === undefined && missing.push(i))
-  if (missing.length === 0) return costs
+/**
+ * Token cost of each record's definition (see `ToolRecord` in ./registry). A record keeps its
+ * counts; a tool registered again under a new record is found in the per-tool cache, so only
+ * definitions never seen are tokenized.
+ */
+async function recordCosts(records, encoding = DEFAULT_ENCODING) {
+  const slot = ENCODINGS.indexOf(encoding)
+  const costs = new Array(records.length)
+  let missing
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i]
+    let cost = record.costs[slot]
+    if (cost === undefined) {
+      cost = cachedCost(record.name, record.tool, encoding)
+      if (cost === undefined) (missing ??= []).push(i)
+      else record.costs[slot] = cost
+    }
+    costs[i] = cost
+  }
+  if (!missing) return costs
   const texts = await Promise.all(
     missing.map(async (i) => {
-      const { name, tool } = entries[i]
+      const { name, tool } = records[i]
       return definitionText(name, tool, await resolveJsonSchema(tool))
     }),
   )
   const counted = await countTokens(texts, { encoding })
-  missing.forEach((entryIndex, k) => {
-    costs[entryIndex] = counted[k]
-    storeCost(entries[entryIndex].name, entries[entryIndex].tool, encoding, counted[k])
+  missing.forEach((recordIndex, k) => {
+    const record = records[recordIndex]
+    costs[recordIndex] = counted[k]
+    record.costs[slot] = counted[k]
+    storeCost(record.name, record.tool, encoding, counted[k])
   })
   return costs
 }
 
-module.exports = { countTokens, entryCosts, encodingOf, ENCODINGS, DEFAULT_ENCODING }
+module.exports = { countTokens, recordCosts, encodingOf, ENCODINGS, DEFAULT_ENCODING }
