@@ -2,7 +2,8 @@
 // shouldDefer + applyDeferExposition, warm (token costs cached), from JS through the addon.
 // Two ways a host hands in the very same entries — the object literal itself, and a spread copy
 // (`register({ ...entry, applies })`, a common host pattern) — with 500 and 1,000 active tools,
-// all in one process, rows interleaved so machine noise hits every row alike.
+// all in one process, rows interleaved so machine noise hits every row alike. A third row has
+// the registry build the ToolSet itself (`selectActiveTools`) from the spread copies.
 // Run: npm run build && node bench/registry.bench.mjs
 import { performance } from 'node:perf_hooks'
 import { createRequire } from 'node:module'
@@ -43,10 +44,17 @@ function buildRegistry(pattern, activeEvery) {
 /** One request, timed by part: the registry's selectActive, the host's ToolSet loop, the exposition. */
 async function request(c) {
   const t0 = performance.now()
-  const active = c.registry.selectActive(c.scope)
-  const t1 = performance.now()
-  const tools = {}
-  for (const entry of active) tools[entry.name] = entry.tool
+  let tools
+  let t1
+  if (c.pattern === 'selectActiveTools') {
+    tools = c.registry.selectActiveTools(c.scope)
+    t1 = performance.now()
+  } else {
+    const active = c.registry.selectActive(c.scope)
+    t1 = performance.now()
+    tools = {}
+    for (const entry of active) tools[entry.name] = entry.tool
+  }
   const t2 = performance.now()
   const result = await applyDeferExposition(tools, c.registry, 128_000)
   const t3 = performance.now()
@@ -59,7 +67,7 @@ async function request(c) {
 
 const cases = []
 for (const activeEvery of [2, 1]) {
-  for (const pattern of ['literal', 'spread']) {
+  for (const pattern of ['literal', 'spread', 'selectActiveTools']) {
     const built = buildRegistry(pattern, activeEvery)
     const t0 = performance.now()
     const cold = await request(built)
@@ -91,10 +99,10 @@ console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|')
 for (const c of cases) {
   const p50 = median(c.times)
   const { select, toolSet, expose } = c.parts
-  console.log(`| ${c.pattern === 'literal' ? 'the entry literal' : 'a spread copy'} | ${c.active} | ${fmt(p50)} | ${fmt(percentile(c.times, 0.9))} | ${fmt(percentile(c.times, 0.99))} | ${((p50 * 1000) / c.active).toFixed(2)} µs | ${fmt(median(select))} | ${fmt(median(toolSet))} | ${fmt(median(expose))} |`)
+  console.log(`| ${{ literal: 'the entry literal', spread: 'a spread copy', selectActiveTools: 'a spread copy; ToolSet from selectActiveTools' }[c.pattern]} | ${c.active} | ${fmt(p50)} | ${fmt(percentile(c.times, 0.9))} | ${fmt(percentile(c.times, 0.99))} | ${((p50 * 1000) / c.active).toFixed(2)} µs | ${fmt(median(select))} | ${fmt(median(toolSet))} | ${fmt(median(expose))} |`)
 }
 console.log(`\nshouldDefer alone over ${activeEntries.length} entries: p50 ${fmt(median(shouldDeferTimes))}, p90 ${fmt(percentile(shouldDeferTimes, 0.9))}`)
 for (const active of new Set(cases.map((c) => c.active))) {
-  const [literal, spread] = ['literal', 'spread'].map((p) => median(cases.find((c) => c.pattern === p && c.active === active).times))
-  console.log(`spread / literal at ${active} active: ${(spread / literal).toFixed(2)}×`)
+  const p50 = (pattern) => median(cases.find((c) => c.pattern === pattern && c.active === active).times)
+  console.log(`at ${active} active, vs the entry literal: spread copy ${(p50('spread') / p50('literal')).toFixed(2)}×, spread copy with selectActiveTools ${(p50('selectActiveTools') / p50('literal')).toFixed(2)}×`)
 }

@@ -439,21 +439,33 @@ class ToolRegistry {
   /** Entries active for this request, name-sorted so the tool list is cache-stable. */
   selectActive(scope) {
     const active = []
-    for (const record of this.#sortedRecords()) {
-      if (record.applies === null) {
-        active.push(record.entry)
-        continue
-      }
-      try {
-        if (record.applies(scope)) active.push(record.entry)
-      } catch (error) {
-        if (!this.#warnedApplies.has(record.entry)) {
-          this.#warnedApplies.add(record.entry)
-          this.#logger.warn(`toolreg: applies() of tool ${JSON.stringify(record.name)} threw; treating it as inactive: ${error?.message ?? error}`)
-        }
-      }
-    }
+    for (const record of this.#sortedRecords()) if (this.#isActive(record, scope)) active.push(record.entry)
     return active
+  }
+
+  /**
+   * This request's ToolSet (`{ [name]: tool }`, name-sorted): the same tools as `selectActive`,
+   * built from the registry's own records, so its cost does not depend on how the host built
+   * its entry objects.
+   */
+  selectActiveTools(scope) {
+    const tools = {}
+    for (const record of this.#sortedRecords()) if (this.#isActive(record, scope)) tools[record.name] = record.tool
+    return tools
+  }
+
+  /** `applies(scope)`, with a throwing predicate making its entry inactive (one warning). */
+  #isActive(record, scope) {
+    if (record.applies === null) return true
+    try {
+      return Boolean(record.applies(scope))
+    } catch (error) {
+      if (!this.#warnedApplies.has(record.entry)) {
+        this.#warnedApplies.add(record.entry)
+        this.#logger.warn(`toolreg: applies() of tool ${JSON.stringify(record.name)} threw; treating it as inactive: ${error?.message ?? error}`)
+      }
+      return false
+    }
   }
 
   /**
