@@ -116,7 +116,7 @@ describe('ToolRegistry: bad input', () => {
     ['a name no provider accepts', { name: 'has spaces/and slashes' }, /invalid name: .*contains ' '/],
     ['a name that is too long', { name: 'x'.repeat(129) }, /invalid name: .*at most 128/],
     ['unknown defer', { defer: 'sometimes' }, /invalid defer: "sometimes"/],
-    ['tool without inputSchema', { tool: { description: 'x', execute: async () => 1 } }, /invalid tool\.inputSchema/],
+    ['an inputSchema that is not a schema', { tool: { description: 'x', inputSchema: 42, execute: async () => 1 } }, /invalid tool\.inputSchema/],
     ['missing namespace', { namespace: '' }, /invalid namespace/],
     ['non-function applies', { applies: true }, /invalid applies/],
   ]

@@ -5,7 +5,7 @@ const { ToolregError, invalidArgument } = require('./errors')
 const { labelOf } = require('./registry')
 const { entryCosts, encodingOf, countTokens } = require('./tokens')
 const { definitionText } = require('./schema')
-const { MetaToolName, isApprovalGated } = require('./meta/shared')
+const { MetaToolName, hasApprovalGate } = require('./meta/shared')
 const { createToolSearchTool } = require('./meta/search')
 const { createToolInspectTool } = require('./meta/inspect')
 const { createToolInvokeTool } = require('./meta/invoke')
@@ -117,7 +117,7 @@ async function shouldDefer(entries, contextWindow, opts = {}) {
   const auto = []
   const always = []
   for (const entry of entries) {
-    if (entry.defer === 'never' || isApprovalGated(entry.tool)) continue
+    if (entry.defer === 'never' || hasApprovalGate(entry.tool)) continue
     if (entry.defer === 'always') always.push(entry)
     else if (entry.defer === 'auto') auto.push(entry)
   }
@@ -171,9 +171,20 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
   }
   const names = Object.keys(tools)
   const candidates = []
+  // A request's tool may differ from the registered one (`buildTool`): costs, approval and
+  // execution follow the tool this request carries.
+  const requestEntries = new Map()
   for (const name of names) {
     const entry = registry.getByName(name)
-    if (entry) candidates.push(entry)
+    if (!entry) continue
+    const requestTool = tools[name]
+    if (requestTool && typeof requestTool === 'object' && requestTool !== entry.tool) {
+      const copy = { ...entry, tool: requestTool }
+      requestEntries.set(name, copy)
+      candidates.push(copy)
+    } else {
+      candidates.push(entry)
+    }
   }
   const decision = await shouldDefer(candidates, contextWindow, opts)
   const { deferredNames } = decision
@@ -185,9 +196,9 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
   const inspectedNames = new Set()
   const exposed = {}
   for (const name of names) if (!deferredNames.has(name)) exposed[name] = tools[name]
-  exposed[MetaToolName.Search] = createToolSearchTool(registry, deferredNames, inspectedNames)
-  exposed[MetaToolName.Inspect] = createToolInspectTool(registry, allowedNames, inspectedNames)
-  exposed[MetaToolName.Invoke] = createToolInvokeTool(registry, allowedNames, inspectedNames)
+  exposed[MetaToolName.Search] = createToolSearchTool(registry, deferredNames, inspectedNames, requestEntries)
+  exposed[MetaToolName.Inspect] = createToolInspectTool(registry, allowedNames, inspectedNames, requestEntries)
+  exposed[MetaToolName.Invoke] = createToolInvokeTool(registry, allowedNames, inspectedNames, requestEntries)
   const deferredEntries = candidates.filter((e) => deferredNames.has(e.name))
   return { tools: exposed, deferredEntries, systemPrompt: buildDeferredToolsSection(deferredEntries), decision }
 }

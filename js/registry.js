@@ -13,7 +13,7 @@ function checkEntry(entry) {
   if (entry === null || typeof entry !== 'object') {
     throw invalidArgument('entry', `expected an object, got ${entry === null ? 'null' : typeof entry}`)
   }
-  const { name, namespace, description, defer, tool, applies, namespaceLabel } = entry
+  const { name, namespace, description, defer, tool, applies, namespaceLabel, buildTool } = entry
   if (typeof name !== 'string') throw invalidArgument('name', `expected a string, got ${typeof name}`)
   if (typeof namespace !== 'string' || namespace === '') {
     throw invalidArgument('namespace', `expected a non-empty string for ${JSON.stringify(name)}`)
@@ -30,11 +30,11 @@ function checkEntry(entry) {
   if (tool === null || typeof tool !== 'object') {
     throw invalidArgument('tool', `expected an AI SDK Tool object for ${JSON.stringify(name)}`)
   }
-  if (tool.inputSchema == null) {
-    throw invalidArgument('tool.inputSchema', `${JSON.stringify(name)} has no inputSchema; build it with tool({ inputSchema }) from 'ai'`)
-  }
   if (applies !== undefined && typeof applies !== 'function') {
     throw invalidArgument('applies', `expected a function for ${JSON.stringify(name)}`)
+  }
+  if (buildTool !== undefined && typeof buildTool !== 'function') {
+    throw invalidArgument('buildTool', `expected a function (scope) => Tool for ${JSON.stringify(name)}`)
   }
 }
 
@@ -55,7 +55,8 @@ class ToolRegistry {
   #native = new native.NativeRegistry()
   #entries = new Map()
   #sorted = null
-  #warnedApplies = new WeakSet()
+  /** Entries whose `applies` or `buildTool` threw already: one warning each. */
+  #warned = new WeakSet()
   #logger
   /** `(texts) => Promise<number[][]>` when the host gave an embedder (hybrid search). */
   #embed = null
@@ -391,24 +392,45 @@ class ToolRegistry {
     return groups
   }
 
-  /** Entries active for this request, name-sorted so the tool list is cache-stable. */
+  /**
+   * Entries active for this request, name-sorted so the tool list is cache-stable. An entry with
+   * `buildTool(scope)` comes back as a copy carrying this request's tool; the registered entry
+   * is untouched.
+   */
   selectActive(scope) {
     const active = []
     for (const entry of this.#all()) {
-      if (!entry.applies) {
+      let applies
+      try {
+        applies = !entry.applies || entry.applies(scope)
+      } catch (error) {
+        this.#warnOnce(entry, `applies() of tool ${JSON.stringify(entry.name)} threw`, error)
+        continue
+      }
+      if (!applies) continue
+      if (!entry.buildTool) {
         active.push(entry)
         continue
       }
+      let built
       try {
-        if (entry.applies(scope)) active.push(entry)
-      } catch (error) {
-        if (!this.#warnedApplies.has(entry)) {
-          this.#warnedApplies.add(entry)
-          this.#logger.warn(`toolreg: applies() of tool ${JSON.stringify(entry.name)} threw; treating it as inactive: ${error?.message ?? error}`)
+        built = entry.buildTool(scope)
+        if (built === null || typeof built !== 'object' || isThenable(built)) {
+          throw new TypeError(`expected it to return an AI SDK Tool synchronously, got ${isThenable(built) ? 'a promise' : built === null ? 'null' : typeof built}`)
         }
+      } catch (error) {
+        this.#warnOnce(entry, `buildTool() of tool ${JSON.stringify(entry.name)} failed`, error)
+        continue
       }
+      active.push({ ...entry, tool: built })
     }
     return active
+  }
+
+  #warnOnce(entry, what, error) {
+    if (this.#warned.has(entry)) return
+    this.#warned.add(entry)
+    this.#logger.warn(`toolreg: ${what}; treating it as inactive: ${error?.message ?? error}`)
   }
 
   /**

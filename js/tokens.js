@@ -57,6 +57,13 @@ function storeCost(name, tool, encoding, tokens) {
   cached.costs[encoding] = tokens
 }
 
+/**
+ * Recent definitions' costs by text: a request-scoped tool (`buildTool`) is a new object per
+ * request, usually with the same definition as the last one, and should not be tokenized again.
+ */
+const costByText = new Map()
+const COST_BY_TEXT_SIZE = 4096
+
 /** Token cost of each entry's definition; unchanged entries come from the cache. */
 async function entryCosts(entries, encoding = DEFAULT_ENCODING) {
   const costs = entries.map((e) => cachedCost(e.name, e.tool, encoding))
@@ -66,13 +73,24 @@ async function entryCosts(entries, encoding = DEFAULT_ENCODING) {
   const texts = await Promise.all(
     missing.map(async (i) => {
       const { name, tool } = entries[i]
-      return definitionText(name, tool, await resolveJsonSchema(tool))
+      return `${encoding}\0${definitionText(name, tool, await resolveJsonSchema(tool))}`
     }),
   )
-  const counted = await countTokens(texts, { encoding })
+  const tokensOf = new Map()
+  for (const key of texts) if (costByText.has(key)) tokensOf.set(key, costByText.get(key))
+  const uncounted = [...new Set(texts.filter((key) => !tokensOf.has(key)))]
+  if (uncounted.length > 0) {
+    const counted = await countTokens(uncounted.map((key) => key.slice(encoding.length + 1)), { encoding })
+    uncounted.forEach((key, k) => {
+      tokensOf.set(key, counted[k])
+      if (costByText.size >= COST_BY_TEXT_SIZE) costByText.delete(costByText.keys().next().value)
+      costByText.set(key, counted[k])
+    })
+  }
   missing.forEach((entryIndex, k) => {
-    costs[entryIndex] = counted[k]
-    storeCost(entries[entryIndex].name, entries[entryIndex].tool, encoding, counted[k])
+    const tokens = tokensOf.get(texts[k])
+    costs[entryIndex] = tokens
+    storeCost(entries[entryIndex].name, entries[entryIndex].tool, encoding, tokens)
   })
   return costs
 }

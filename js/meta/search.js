@@ -70,11 +70,12 @@ function formatModelOutput({ matchedNamespaces }) {
  * @param {import('../registry').ToolRegistry} registry
  * @param {Iterable<string>} deferredNames
  * @param {Set<string>} [inspectedNames] shared with tool_inspect/tool_invoke of the same request
+ * @param {Map<string, object>} [requestEntries] this request's copies of entries (request-scoped tools)
  */
-function createToolSearchTool(registry, deferredNames, inspectedNames = new Set()) {
+function createToolSearchTool(registry, deferredNames, inspectedNames = new Set(), requestEntries) {
   const deferred = new Map()
   for (const name of deferredNames) {
-    const entry = registry.getByName(name)
+    const entry = requestEntries?.get(name) ?? registry.getByName(name)
     if (entry) deferred.set(name, entry)
   }
   let nameSet

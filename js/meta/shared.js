@@ -14,15 +14,18 @@ const MetaToolName = Object.freeze({
  * The entries a request may reach, captured when its meta-tools are built: an MCP sync for
  * another request can replace or evict entries meanwhile, and this request keeps one
  * consistent view. Names allowed but not yet registered are looked up live.
+ * `requestEntries` (name → entry) are this request's own copies, e.g. from `selectActive` with
+ * a `buildTool`; they win over the registered entries.
  */
-function createLookup(registry, allowedNames) {
+function createLookup(registry, allowedNames, requestEntries) {
+  const registered = (name) => requestEntries?.get(name) ?? registry.getByName(name)
   if (allowedNames === undefined) {
-    return { allows: () => true, get: (name) => registry.getByName(name) }
+    return { allows: () => true, get: registered }
   }
   const allowed = new Set(allowedNames)
   const snapshot = new Map()
   for (const name of allowed) {
-    const entry = registry.getByName(name)
+    const entry = registered(name)
     if (entry) snapshot.set(name, entry)
   }
   return {
@@ -50,13 +53,23 @@ async function needsApprovalFor(tool, input, options = {}) {
   }
 }
 
-/** Whether a tool is approval-gated at all, decided without calling anything. */
-function isApprovalGated(tool) {
+/** Whether a tool may need approval, decided without calling anything (the defer decision's rule). */
+function hasApprovalGate(tool) {
   return tool.needsApproval === true || typeof tool.needsApproval === 'function'
+}
+
+/**
+ * The reference registry's `isApprovalGated(tool, ctx?)`: resolves to whether this call needs
+ * approval, calling a `needsApproval` function with `ctx.input`. Fails closed: a function that
+ * throws or rejects, or a value that is neither boolean nor function, means gated.
+ * @param {{ input?, toolCallId?, messages?, experimental_context? }} [ctx]
+ */
+async function isApprovalGated(tool, ctx = {}) {
+  return needsApprovalFor(tool, ctx.input, ctx)
 }
 
 async function schemaFor(entry) {
   return (await resolveJsonSchema(entry.tool)) ?? {}
 }
 
-module.exports = { MetaToolName, createLookup, needsApprovalFor, isApprovalGated, schemaFor }
+module.exports = { MetaToolName, createLookup, needsApprovalFor, hasApprovalGate, isApprovalGated, schemaFor }
