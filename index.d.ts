@@ -292,6 +292,8 @@ export interface McpSyncOptions {
    * for a host that owns its catalog.
    */
   selectedToolIds?: Iterable<string>
+  /** The ids toolreg computes: its own (default) or the reference registry's, for persisted selections. */
+  wireIdStyle?: 'toolreg' | 'reference'
   /** Per-server tools/list budget (default 15,000 ms). */
   timeoutMs?: number
   /** Per-call budget of the registered tools' execute (default 60,000 ms). */

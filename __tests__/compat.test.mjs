@@ -351,6 +351,38 @@ describe('compat 5: MCP sync for a host that owns its catalog (real servers)', (
   })
 })
 
+describe('compat 6: an McpHub keeps a migrating host\'s persisted reference ids (wireIdStyle)', () => {
+  // Two long display names sharing their first 37 characters: a reference id cut inside the
+  // server part cannot tell them apart, so both are listed; the full id then decides.
+  const long = 'Enterprise Knowledge Graph Memory Server Cluster'
+  const hub = new McpHub({ servers: [referenceServer('everything', 'ev', 'Everything'), referenceServer('memory', 'kg1', `${long} One`), referenceServer('memory', 'kg2', `${long} Two`)] })
+  afterAll(() => hub.close())
+
+  it('lists only the servers a reference id can belong to and registers under the reference ids', async () => {
+    const { registry } = quietRegistry()
+    const echoId = referenceId({ id: 'ev', name: 'Everything' }, 'echo')
+    const result = await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: [echoId], wireIdStyle: 'reference' })
+    expect(result.listedServers).toEqual(['ev'])
+    expect(result.registered).toEqual([echoId])
+    expect(hub.status().filter((s) => s.state !== 'idle').map((s) => s.id)).toEqual(['ev'])
+    expect((await registry.getByName(echoId).tool.execute({ message: 'kept id' }, call('r'))).content[0].text).toContain('kept id')
+  })
+
+  it('lists every server an id cut short may belong to, and registers only the exact match', async () => {
+    const { registry } = quietRegistry()
+    const graphId = referenceId({ id: 'kg2', name: `${long} Two` }, 'read_graph')
+    expect(graphId).toMatch(/^mcp__enterpriseKnowledgeGraphMemoryServerC_[0-9a-f]{20}$/)
+    const result = await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: [graphId], wireIdStyle: 'reference' })
+    expect(result.listedServers.sort()).toEqual(['kg1', 'kg2'])
+    expect(result.registered).toEqual([graphId])
+    expect(registry.getByName(graphId).namespace).toBe('mcp:kg2')
+  })
+
+  it('refuses an unknown style', async () => {
+    await expect(syncMcpToolsToRegistry(quietRegistry().registry, hub, { selectedToolIds: ['x'], wireIdStyle: 'v1' })).rejects.toThrow(/invalid wireIdStyle/)
+  })
+})
+
 describe('compat 6: reference wire ids, byte for byte', () => {
   const digest = (serverId, toolName) => createHash('sha256').update(`${serverId}\0${toolName}`).digest('hex').slice(0, 20)
   const ref = (serverId, serverName, toolName) => buildMcpToolWireId({ serverId, serverName, toolName }, { style: 'reference' })

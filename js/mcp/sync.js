@@ -3,7 +3,7 @@
 const { tool, jsonSchema } = require('ai')
 const { invalidArgument, ToolregError } = require('../errors')
 const { internals } = require('../registry')
-const { buildMcpToolWireId } = require('./wireId')
+const { buildMcpToolWireId, isReferenceWireIdOf, checkStyle } = require('./wireId')
 const { mcpResultToText, mcpResultToModelOutput } = require('./content')
 
 const DEFAULT_SYNC_TIMEOUT_MS = 15_000
@@ -38,11 +38,11 @@ const wireIds = new Map()
 const WIRE_ID_CACHE_SIZE = 100_000
 
 /** Wire ids are pure functions of their inputs; computing them natively per sync would cost a crossing per tool. */
-function cachedWireId(server, toolName) {
-  const key = `${server.id}\0${server.name}\0${toolName}`
+function cachedWireId(server, toolName, style) {
+  const key = `${style}\0${server.id}\0${server.name}\0${toolName}`
   let id = wireIds.get(key)
   if (id === undefined) {
-    id = buildMcpToolWireId({ serverId: server.id, serverName: server.name, toolName })
+    id = buildMcpToolWireId({ serverId: server.id, serverName: server.name, toolName }, { style })
     if (wireIds.size >= WIRE_ID_CACHE_SIZE) wireIds.clear()
     wireIds.set(key, id)
   }
@@ -176,7 +176,9 @@ function emptyResult() {
  *
  * @param {import('../registry').ToolRegistry} registry
  * @param {{ servers, listTools(serverId, opts), callTool(serverId, name, args, opts), serversForToolIds?(ids), metadata?(descriptor) }} host
- * @param {{ selectedToolIds?: Iterable<string>, timeoutMs?: number, callTimeoutMs?: number, needsApproval?: boolean | Set<string> | ((info) => boolean) }} [opts]
+ * @param {{ selectedToolIds?: Iterable<string>, wireIdStyle?: 'toolreg' | 'reference', timeoutMs?: number, callTimeoutMs?: number, needsApproval?: boolean | Set<string> | ((info) => boolean) }} [opts]
+ *   `wireIdStyle` names the ids toolreg computes (`buildMcpToolWireId`'s `style`): 'reference'
+ *   keeps the ids a migrating host persisted.
  */
 async function syncMcpToolsToRegistry(registry, host, opts = {}) {
   if (host == null || typeof host.listTools !== 'function' || typeof host.callTool !== 'function') {
@@ -186,7 +188,16 @@ async function syncMcpToolsToRegistry(registry, host, opts = {}) {
     throw invalidArgument('hub.metadata', 'expected a function (descriptor) => metadata')
   }
   opts ??= {}
+  if (opts.wireIdStyle !== undefined) checkStyle('wireIdStyle', opts.wireIdStyle)
   return typeof host.serversForToolIds === 'function' ? syncOwners(registry, host, opts) : syncCatalog(registry, host, opts)
+}
+
+/** Servers that can own a selected id, decided from the ids alone (nothing is listed). */
+function ownersOf(host, selected, style) {
+  const servers = serversOf(host)
+  if (style === 'reference') return servers.filter((s) => [...selected].some((id) => isReferenceWireIdOf(id, s.name)))
+  const ownerIds = new Set(host.serversForToolIds(selected))
+  return servers.filter((s) => ownerIds.has(s.id))
 }
 
 /** The scoped path: owners decided from the selected ids alone, before anything is listed. */
@@ -195,8 +206,9 @@ async function syncOwners(registry, host, opts) {
   const result = emptyResult()
   if (selected.size === 0) return result
   const synced = syncedOf(registry)
-  const ownerIds = new Set(host.serversForToolIds(selected))
-  const listings = await listServers(host, serversOf(host).filter((s) => ownerIds.has(s.id)), opts.timeoutMs ?? DEFAULT_SYNC_TIMEOUT_MS)
+  const style = opts.wireIdStyle ?? 'toolreg'
+  const owners = ownersOf(host, selected, style)
+  const listings = await listServers(host, owners, opts.timeoutMs ?? DEFAULT_SYNC_TIMEOUT_MS)
   const byNamespace = mcpEntriesByNamespace(registry)
 
   for (const { server, tools, error } of listings) {
@@ -208,7 +220,7 @@ async function syncOwners(registry, host, opts) {
     const listed = new Set()
     for (const descriptor of tools) {
       if (typeof descriptor?.name !== 'string') continue
-      const wireId = cachedWireId(server, descriptor.name)
+      const wireId = cachedWireId(server, descriptor.name, style)
       if (listed.has(wireId)) continue // a server listing one tool twice: the first wins
       listed.add(wireId)
       if (!selected.has(wireId)) continue
@@ -256,7 +268,7 @@ async function syncCatalog(registry, host, opts) {
     result.listedServers.push(server.id)
     for (const descriptor of tools) {
       if (typeof descriptor?.name !== 'string') continue
-      const wireId = typeof descriptor.id === 'string' && descriptor.id !== '' ? descriptor.id : cachedWireId(server, descriptor.name)
+      const wireId = typeof descriptor.id === 'string' && descriptor.id !== '' ? descriptor.id : cachedWireId(server, descriptor.name, opts.wireIdStyle ?? 'toolreg')
       const identity = `${server.id}\0${descriptor.name}`
       const claimed = byId.get(wireId)
       if (claimed === undefined) {

@@ -6,6 +6,11 @@ const { invalidArgument } = require('../errors')
 
 const STYLES = ['toolreg', 'reference']
 
+/** Throws a TypeError naming `field` unless `style` is a wire id style. */
+function checkStyle(field, style) {
+  if (!STYLES.includes(style)) throw invalidArgument(field, `${JSON.stringify(style)} is not one of ${STYLES.map((s) => `'${s}'`).join(', ')}`)
+}
+
 /**
  * The name the model sees for an MCP tool: `mcp__<server>__<tool>`, provider-safe
  * (`^[a-zA-Z0-9_-]{1,64}$`), transliterated to ASCII, and unique per server id and tool name
@@ -19,7 +24,7 @@ function buildMcpToolWireId({ serverId, serverName, toolName }, { style = 'toolr
     if (typeof value !== 'string' || value === '') throw invalidArgument(field, 'expected a non-empty string')
   }
   if (serverName !== undefined && typeof serverName !== 'string') throw invalidArgument('serverName', 'expected a string')
-  if (!STYLES.includes(style)) throw invalidArgument('style', `${JSON.stringify(style)} is not one of ${STYLES.map((s) => `'${s}'`).join(', ')}`)
+  checkStyle('style', style)
   if (style === 'reference') return referenceWireId(serverId, serverName ?? serverId, toolName)
   return native.buildMcpToolWireId(serverId, serverName ?? serverId, toolName)
 }
@@ -76,4 +81,18 @@ function referenceWireId(serverId, serverName, toolName) {
   return `${body}_${digest}`
 }
 
-module.exports = { buildMcpToolWireId }
+/**
+ * Whether `wireId` can be a reference-style id of a tool on a server with this display name,
+ * decided from the id alone: its body starts with the server's `mcp__<slug>__`, or, cut short,
+ * is a start of it (so long names sharing their first characters may all match).
+ */
+function isReferenceWireIdOf(wireId, serverName) {
+  const body = REFERENCE_ID.exec(wireId)?.[1]
+  if (body === undefined) return false
+  const prefix = `mcp__${referenceSlug(serverName) || 'server'}__`
+  return body.length >= prefix.length ? body.startsWith(prefix) : prefix.startsWith(body)
+}
+
+const REFERENCE_ID = new RegExp(`^(mcp__.*)_[0-9a-f]{${REFERENCE_DIGEST_HEX}}$`)
+
+module.exports = { buildMcpToolWireId, isReferenceWireIdOf, checkStyle }
