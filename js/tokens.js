@@ -58,11 +58,24 @@ function storeCost(name, tool, encoding, tokens) {
 }
 
 /**
- * Recent definitions' costs by text: a request-scoped tool (`buildTool`) is a new object per
- * request, usually with the same definition as the last one, and should not be tokenized again.
+ * Recent definitions' costs by text (`encoding\0text`): a request-scoped tool (`buildTool`) is a
+ * new object per request, usually with the definition of the last one, and is not tokenized
+ * again. Bounded by the characters it holds, oldest out first.
  */
 const costByText = new Map()
-const COST_BY_TEXT_SIZE = 4096
+const COST_BY_TEXT_MAX_CHARS = 4_000_000
+let costByTextChars = 0
+
+function rememberCost(key, tokens) {
+  if (costByText.has(key)) return
+  costByText.set(key, tokens)
+  costByTextChars += key.length
+  for (const oldest of costByText.keys()) {
+    if (costByTextChars <= COST_BY_TEXT_MAX_CHARS) break
+    costByText.delete(oldest)
+    costByTextChars -= oldest.length
+  }
+}
 
 /** Token cost of each entry's definition; unchanged entries come from the cache. */
 async function entryCosts(entries, encoding = DEFAULT_ENCODING) {
@@ -70,25 +83,25 @@ async function entryCosts(entries, encoding = DEFAULT_ENCODING) {
   const missing = []
   costs.forEach((cost, i) => cost === undefined && missing.push(i))
   if (missing.length === 0) return costs
-  const texts = await Promise.all(
+  const keys = await Promise.all(
     missing.map(async (i) => {
       const { name, tool } = entries[i]
       return `${encoding}\0${definitionText(name, tool, await resolveJsonSchema(tool))}`
     }),
   )
+  // Read before counting: remembering the new counts may evict known ones.
   const tokensOf = new Map()
-  for (const key of texts) if (costByText.has(key)) tokensOf.set(key, costByText.get(key))
-  const uncounted = [...new Set(texts.filter((key) => !tokensOf.has(key)))]
+  for (const key of keys) if (costByText.has(key)) tokensOf.set(key, costByText.get(key))
+  const uncounted = [...new Set(keys.filter((key) => !tokensOf.has(key)))]
   if (uncounted.length > 0) {
     const counted = await countTokens(uncounted.map((key) => key.slice(encoding.length + 1)), { encoding })
     uncounted.forEach((key, k) => {
       tokensOf.set(key, counted[k])
-      if (costByText.size >= COST_BY_TEXT_SIZE) costByText.delete(costByText.keys().next().value)
-      costByText.set(key, counted[k])
+      rememberCost(key, counted[k])
     })
   }
   missing.forEach((entryIndex, k) => {
-    const tokens = tokensOf.get(texts[k])
+    const tokens = tokensOf.get(keys[k])
     costs[entryIndex] = tokens
     storeCost(entries[entryIndex].name, entries[entryIndex].tool, encoding, tokens)
   })
