@@ -27,7 +27,10 @@ export interface ToolEntry {
   /** One-line summary used by tool_search (not what the model sees inline). */
   description: string
   defer: ToolDefer
-  /** AI SDK Tool, passed through untouched. */
+  /**
+   * AI SDK Tool, passed through untouched. Its `inputSchema` may be a Zod or AI SDK schema, a
+   * plain JSON Schema object, or absent (an empty-object schema), as the reference accepts.
+   */
   tool: Tool
   /** Pure and synchronous; a throw makes the entry inactive with one warning. */
   applies?(scope: ToolApplyScope): boolean
@@ -182,16 +185,20 @@ export declare function createToolSearchTool(
   registry: ToolRegistry,
   deferredNames: Iterable<string>,
   inspectedNames?: Set<string>,
+  /** This request's copies of entries (request-scoped tools); they win over the registered ones. */
+  requestEntries?: ReadonlyMap<string, ToolEntry>,
 ): Tool<ToolSearchInput, ToolSearchOutput>
 export declare function createToolInspectTool(
   registry: ToolRegistry,
   allowedNames?: Iterable<string>,
   inspectedNames?: Set<string>,
+  requestEntries?: ReadonlyMap<string, ToolEntry>,
 ): Tool<{ name: string }, string>
 export declare function createToolInvokeTool(
   registry: ToolRegistry,
   allowedNames?: Iterable<string>,
   inspectedNames?: Set<string>,
+  requestEntries?: ReadonlyMap<string, ToolEntry>,
 ): Tool<{ name: string; params?: Record<string, unknown> }, unknown>
 
 export declare function schemaToJSDoc(name: string, description: string, schema: object): string
@@ -233,11 +240,27 @@ export interface McpServerStatus {
   stderrTail: string
 }
 
-/** What `syncMcpToolsToRegistry` needs from a host: an `McpHub`, or the host's own connections. */
+/**
+ * What `syncMcpToolsToRegistry` needs from a host: an `McpHub`, or the host's own connections.
+ * With `serversForToolIds` (an `McpHub` has it) only the owners of selected ids are listed;
+ * without it the host owns its catalog: every server is listed and a tool's own `id` is its name.
+ */
 export interface McpToolHost {
   readonly servers: ReadonlyArray<{ id: string; name?: string }> | (() => ReadonlyArray<{ id: string; name?: string }>)
-  listTools(serverId: string, opts?: { timeoutMs?: number }): Promise<McpTool[]>
+  listTools(serverId: string, opts?: { timeoutMs?: number }): Promise<McpCatalogTool[]>
   callTool(serverId: string, name: string, args: Record<string, unknown>, opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<McpCallToolResult>
+  /** The ids of the servers that may own these tool ids, decided without listing. */
+  serversForToolIds?(toolIds: Iterable<string>): string[]
+  /** Becomes the registered tool's `metadata` (e.g. the host's identity record). */
+  metadata?(tool: McpCatalogTool): unknown
+}
+
+/** A listed tool as a host adapter may describe it. */
+export interface McpCatalogTool extends McpTool {
+  /** The host's own wire id: the entry name, matched against `selectedToolIds` (catalog hosts only). */
+  id?: string
+  /** The server's display name for `namespaceLabel`. */
+  serverName?: string
 }
 
 /** Real MCP client connections (Rust, rmcp): lazy connect, cached tool lists, cancellation, captured stderr. */
@@ -259,10 +282,23 @@ export declare class McpHub implements McpToolHost {
   close(): Promise<void>
 }
 
-export declare function buildMcpToolWireId(ids: { serverId: string; serverName?: string; toolName: string }): string
+/**
+ * `style: 'reference'` returns the reference registry's ids byte for byte (tiny-pinyin for Han,
+ * camelCase, ≤ 63 chars, `_` + 20 hex of sha256(serverId + "\0" + toolName)).
+ */
+export declare function buildMcpToolWireId(
+  ids: { serverId: string; serverName?: string; toolName: string },
+  opts?: { style?: 'toolreg' | 'reference' },
+): string
 
 export interface McpSyncOptions {
-  selectedToolIds: Iterable<string>
+  /**
+   * The tool ids to sync. Empty: nothing is listed. Absent: nothing for an `McpHub`, every tool
+   * for a host that owns its catalog.
+   */
+  selectedToolIds?: Iterable<string>
+  /** The ids toolreg computes: its own (default) or the reference registry's, for persisted selections. */
+  wireIdStyle?: 'toolreg' | 'reference'
   /** Per-server tools/list budget (default 15,000 ms). */
   timeoutMs?: number
   /** Per-call budget of the registered tools' execute (default 60,000 ms). */
@@ -278,7 +314,7 @@ export interface McpSyncResult {
   failedServers: Array<{ serverId: string; error: string }>
 }
 
-export declare function syncMcpToolsToRegistry(registry: ToolRegistry, hub: McpToolHost, opts: McpSyncOptions): Promise<McpSyncResult>
+export declare function syncMcpToolsToRegistry(registry: ToolRegistry, hub: McpToolHost, opts?: McpSyncOptions): Promise<McpSyncResult>
 
 export declare function mcpResultToText(result: McpCallToolResult): string
 export declare function mcpResultToModelOutput(result: McpCallToolResult): unknown
@@ -336,4 +372,40 @@ export interface ToolRegistry {
   readonly embeddingStats: EmbeddingStats
   /** Whether the registry has an embedder (its own or the built-in one). */
   readonly hybrid: boolean
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compatibility with the reference TypeScript registry (see README "Migrating from the
+// reference registry").
+
+/** Built-in namespaces, an MCP server's namespace, or any other string. */
+export type ToolNamespace = 'web' | 'kb' | 'meta' | `mcp:${string}` | (string & {})
+
+export declare const TOOL_SEARCH_TOOL_NAME: 'tool_search'
+export declare const TOOL_INSPECT_TOOL_NAME: 'tool_inspect'
+export declare const TOOL_INVOKE_TOOL_NAME: 'tool_invoke'
+export declare const TOOL_EXEC_TOOL_NAME: 'tool_exec'
+
+export interface ApprovalContext {
+  input?: unknown
+  toolCallId?: string
+  messages?: import('ai').ModelMessage[]
+  experimental_context?: unknown
+}
+
+/**
+ * Whether this call of `tool` needs approval: `needsApproval` absent → false, a boolean →
+ * itself, a function → its (awaited) answer for `ctx.input`. Fails closed: a function that
+ * throws or rejects, or any other value, → true.
+ */
+export declare function isApprovalGated(tool: Tool, ctx?: ApprovalContext): Promise<boolean>
+
+export interface ToolEntry {
+  /**
+   * Builds this request's tool from the scope (e.g. a description naming the assistant's
+   * knowledge bases). `selectActive(scope)` returns a copy of the entry carrying it; a throw
+   * makes the entry inactive for that request, with one warning. `tool` stays the registered
+   * template that search and validation index.
+   */
+  buildTool?(scope: ToolApplyScope): Tool
 }

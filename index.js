@@ -16,7 +16,7 @@ const {
   MIN_AUTO_DEFER_COUNT,
   META_TOOLS_OVERHEAD_TOKENS,
 } = require('./js/defer')
-const { MetaToolName } = require('./js/meta/shared')
+const { MetaToolName, isApprovalGated } = require('./js/meta/shared')
 const { createToolSearchTool } = require('./js/meta/search')
 const { createToolInspectTool } = require('./js/meta/inspect')
 const { createToolInvokeTool } = require('./js/meta/invoke')
@@ -28,6 +28,12 @@ const { syncMcpToolsToRegistry, McpToolError } = require('./js/mcp/sync')
 const { mcpResultToText, mcpResultToModelOutput } = require('./js/mcp/content')
 
 const ToolDefer = Object.freeze({ Never: 'never', Always: 'always', Auto: 'auto' })
+
+// The reference registry's names for the meta-tools' wire names (same values as MetaToolName).
+const TOOL_SEARCH_TOOL_NAME = MetaToolName.Search
+const TOOL_INSPECT_TOOL_NAME = MetaToolName.Inspect
+const TOOL_INVOKE_TOOL_NAME = MetaToolName.Invoke
+const TOOL_EXEC_TOOL_NAME = MetaToolName.Exec
 
 /** The process-wide registry: tools register at import time. Tests should use `new ToolRegistry()`. */
 const registry = new ToolRegistry()
@@ -57,4 +63,9 @@ module.exports = {
   META_TOOLS_OVERHEAD_TOKENS,
   DEFER_THRESHOLD_PCT,
   FALLBACK_CONTEXT_WINDOW,
+  TOOL_SEARCH_TOOL_NAME,
+  TOOL_INSPECT_TOOL_NAME,
+  TOOL_INVOKE_TOOL_NAME,
+  TOOL_EXEC_TOOL_NAME,
+  isApprovalGated,
 }

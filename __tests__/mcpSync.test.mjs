@@ -48,6 +48,19 @@ describe('syncMcpToolsToRegistry with real servers', () => {
     expect(await entry.tool.toModelOutput({ toolCallId: 't1', input: {}, output })).toEqual({ type: 'text', value: output.content[0].text })
   })
 
+  it('lists only owners: servers sharing a display name may both be listed, never any other', async () => {
+    const owners = new McpHub({ servers: [referenceServer('memory', 'a', 'Files'), referenceServer('memory', 'b', 'Files'), referenceServer('memory', 'c', 'Mail')] })
+    try {
+      const id = wire('a', 'Files', 'read_graph')
+      const result = await syncMcpToolsToRegistry(quiet(), owners, { selectedToolIds: [id] })
+      expect(result.listedServers.sort()).toEqual(['a', 'b'])
+      expect(owners.status().filter((s) => s.state !== 'idle').map((s) => s.id).sort()).toEqual(['a', 'b'])
+      expect(result.registered).toEqual([id])
+    } finally {
+      await owners.close()
+    }
+  })
+
   it('calls no server for an empty selection', async () => {
     const fresh = new McpHub({ servers: [referenceServer('everything', 'ev2')] })
     try {
@@ -136,13 +149,6 @@ describe('syncMcpToolsToRegistry semantics (host adapter)', () => {
     expect(result.failedServers.find((f) => f.serverId === 'bad').error).toContain('server exploded')
     expect(result.evicted).toEqual([])
     expect(registry.size).toBe(3)
-  })
-
-  it('lists only owners: servers sharing a display name may both be listed, never any other', async () => {
-    const host = hostAdapter({ a: { name: 'Files', tools: [descriptor('read')] }, b: { name: 'Files', tools: [descriptor('read')] }, c: { name: 'Mail', tools: [descriptor('send')] } })
-    const result = await syncMcpToolsToRegistry(quiet(), host, { selectedToolIds: [wire('a', 'Files', 'read')] })
-    expect(host.lists.sort()).toEqual(['a', 'b'])
-    expect(result.registered).toEqual([wire('a', 'Files', 'read')])
   })
 
   it('overlapping concurrent syncs keep both selections', async () => {

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest'
 import { tool, jsonSchema } from 'ai'
 import { ToolRegistry, registry as singleton, createToolInspectTool } from '../index.js'
-import { quietRegistry, entry } from './helpers.mjs'
+import { quietRegistry, entry, simpleTool } from './helpers.mjs'
 
 describe('ToolRegistry: store and look up', () => {
   it('stores, gets and overwrites by name', () => {
@@ -124,6 +124,9 @@ describe('ToolRegistry: selectActive', () => {
     expect(Object.keys(tools)).toEqual(registry.selectActive(scope).map((e) => e.name))
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toContain('"broken"')
+    const built = simpleTool('built for this request')
+    registry.register(entry('scoped', { buildTool: () => built }))
+    expect(registry.selectActiveTools(scope).scoped).toBe(built)
   })
 
   it('reads an entry when it is registered: a later change to the entry object needs a new register', () => {
@@ -144,7 +147,7 @@ describe('ToolRegistry: bad input', () => {
     ['a name no provider accepts', { name: 'has spaces/and slashes' }, /invalid name: .*contains ' '/],
     ['a name that is too long', { name: 'x'.repeat(129) }, /invalid name: .*at most 128/],
     ['unknown defer', { defer: 'sometimes' }, /invalid defer: "sometimes"/],
-    ['tool without inputSchema', { tool: { description: 'x', execute: async () => 1 } }, /invalid tool\.inputSchema/],
+    ['an inputSchema that is not a schema', { tool: { description: 'x', inputSchema: 42, execute: async () => 1 } }, /invalid tool\.inputSchema/],
     ['missing namespace', { namespace: '' }, /invalid namespace/],
     ['non-function applies', { applies: true }, /invalid applies/],
   ]

@@ -148,9 +148,22 @@ describe('per-request plans', () => {
     const racing = await pending
     expect(await invoke(racing.tools, 'echo', { q: 'r' })).toEqual({ from: 'v1', q: 'r' })
     expect(racing.deferredEntries.map((e) => e.name)).toContain('heavy_0')
-    const next = await applyDeferExposition(tools, registry, 32_000)
+    const next = await applyDeferExposition(toolsOf(), registry, 32_000)
     expect(await invoke(next.tools, 'echo', { q: 'n' })).toEqual({ from: 'v2', q: 'n' })
     expect(next.deferredEntries.map((e) => e.name)).not.toContain('heavy_0')
+  })
+
+  it('a request carrying its own tool under a registered name runs that tool, plan reuse or not', async () => {
+    const { registry, toolsOf } = setup()
+    const plain = await applyDeferExposition(toolsOf(), registry, 32_000)
+    expect(await invoke(plain.tools, 'echo', { q: 'a' })).toEqual({ from: 'v1', q: 'a' })
+    for (const label of ['built-1', 'built-2']) {
+      const tools = { ...toolsOf(), echo: echoTool(label) }
+      const scoped = await applyDeferExposition(tools, registry, 32_000)
+      expect(await invoke(scoped.tools, 'echo', { q: 'b' })).toEqual({ from: label, q: 'b' })
+    }
+    const again = await applyDeferExposition(toolsOf(), registry, 32_000)
+    expect(await invoke(again.tools, 'echo', { q: 'c' })).toEqual({ from: 'v1', q: 'c' })
   })
 
   it('entries handed in as spread copies behave exactly like literals', async () => {

@@ -2,7 +2,7 @@
 
 const native = require('../binding.js')
 const { ToolregError, invalidArgument } = require('./errors')
-const { internals, labelOf, recordOf } = require('./registry')
+const { internals, labelOf, recordOf, ToolRecord } = require('./registry')
 const { recordCosts, encodingOf, countTokens } = require('./tokens')
 const { definitionText } = require('./schema')
 const { MetaToolName, Lookup, DeferredView } = require('./meta/shared')
@@ -207,16 +207,30 @@ async function buildPlan(registry, names, records, extraNames, contextWindow, op
   }
 }
 
+/**
+ * The records a request works on: the registered ones, except where the request carries a tool
+ * of its own under a registered name (`buildTool`, or a host's wrapper) — costs, approval and
+ * execution follow the tool the request carries.
+ */
+function requestRecords(records, values) {
+  return records.map((record, i) => {
+    if (record === undefined) return record
+    const tool = values[i]
+    if (tool === record.tool || tool === null || typeof tool !== 'object') return record
+    return new ToolRecord({ ...record.entry, tool })
+  })
+}
+
 /** The last plans of each registry, a few per option key (requests alternate between assistants). */
 const plansByRegistry = new WeakMap()
 const PLANS_KEPT = 8
 
-function cachedPlan(registry, key, names, records, generation) {
+function cachedPlan(registry, key, names, values, records, generation) {
   const plans = plansByRegistry.get(registry)
   const cached = plans?.find((p) => p.key === key && p.names.length === names.length)
   if (!cached) return undefined
-  const { names: cachedNames, records: cachedRecords } = cached
-  for (let i = 0; i < names.length; i++) if (names[i] !== cachedNames[i]) return undefined
+  const { names: cachedNames, values: cachedValues, records: cachedRecords } = cached
+  for (let i = 0; i < names.length; i++) if (names[i] !== cachedNames[i] || values[i] !== cachedValues[i]) return undefined
   if (cached.generation !== generation) {
     // Something was registered or evicted since: still valid if these names kept their records.
     const now = records()
@@ -266,17 +280,18 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
   if (tools == null) return { tools, deferredEntries: [], systemPrompt: undefined }
   const names = Object.keys(tools)
   if (names.length === 0) return { tools, deferredEntries: [], systemPrompt: undefined }
+  const values = Object.values(tools)
   const extraNames = opts.extraAllowedNames === undefined ? [] : [...opts.extraAllowedNames]
   const key = planKey(contextWindow, opts, encodingOf(opts), extraNames)
   const view = registry[internals]
   // The records a plan depends on: the tool set's, and the extra allowed names' (the key holds those names).
   const planNames = extraNames.length === 0 ? names : names.concat(extraNames)
   const records = () => view.recordsOf(planNames)
-  let plan = cachedPlan(registry, key, names, records, view.generation)
+  let plan = cachedPlan(registry, key, names, values, records, view.generation)
   if (!plan) {
     const current = records()
-    plan = await buildPlan(registry, names, current.slice(0, names.length), extraNames, contextWindow, opts)
-    storePlan(registry, { key, names, records: current, generation: view.generation, plan })
+    plan = await buildPlan(registry, names, requestRecords(current.slice(0, names.length), values), extraNames, contextWindow, opts)
+    storePlan(registry, { key, names, values, records: current, generation: view.generation, plan })
   }
   const decision = requestDecision(plan.decision)
   if (!plan.deferred) return { tools, deferredEntries: [], systemPrompt: undefined, decision }

@@ -13,7 +13,7 @@ function checkEntry(entry) {
   if (entry === null || typeof entry !== 'object') {
     throw invalidArgument('entry', `expected an object, got ${entry === null ? 'null' : typeof entry}`)
   }
-  const { name, namespace, description, defer, tool, applies, namespaceLabel } = entry
+  const { name, namespace, description, defer, tool, applies, namespaceLabel, buildTool } = entry
   if (typeof name !== 'string') throw invalidArgument('name', `expected a string, got ${typeof name}`)
   if (typeof namespace !== 'string' || namespace === '') {
     throw invalidArgument('namespace', `expected a non-empty string for ${JSON.stringify(name)}`)
@@ -30,11 +30,11 @@ function checkEntry(entry) {
   if (tool === null || typeof tool !== 'object') {
     throw invalidArgument('tool', `expected an AI SDK Tool object for ${JSON.stringify(name)}`)
   }
-  if (tool.inputSchema == null) {
-    throw invalidArgument('tool.inputSchema', `${JSON.stringify(name)} has no inputSchema; build it with tool({ inputSchema }) from 'ai'`)
-  }
   if (applies !== undefined && typeof applies !== 'function') {
     throw invalidArgument('applies', `expected a function for ${JSON.stringify(name)}`)
+  }
+  if (buildTool !== undefined && typeof buildTool !== 'function') {
+    throw invalidArgument('buildTool', `expected a function (scope) => Tool for ${JSON.stringify(name)}`)
   }
 }
 
@@ -46,8 +46,8 @@ function isMcpNamespace(namespace) {
   return namespace.startsWith('mcp:')
 }
 
-/** Whether a tool is approval-gated at all, decided without calling anything. */
-function isApprovalGated(tool) {
+/** Whether a tool may need approval, decided without calling anything (the defer decision's rule). */
+function hasApprovalGate(tool) {
   return tool.needsApproval === true || typeof tool.needsApproval === 'function'
 }
 
@@ -66,7 +66,8 @@ class ToolRecord {
     this.label = entry.namespaceLabel ?? entry.namespace
     this.defer = entry.defer
     this.applies = entry.applies ?? null
-    this.gated = isApprovalGated(entry.tool)
+    this.buildTool = entry.buildTool ?? null
+    this.gated = hasApprovalGate(entry.tool)
     this.costs = [undefined, undefined]
   }
 }
@@ -92,7 +93,8 @@ class ToolRegistry {
   #sorted = null
   /** Bumped by every change, so per-request caches can tell the catalog is unchanged. */
   #generation = 0
-  #warnedApplies = new WeakSet()
+  /** Entries whose `applies` or `buildTool` threw already: one warning each. */
+  #warned = new WeakSet()
   #logger
   /** `(texts) => Promise<number[][]>` when the host gave an embedder (hybrid search). */
   #embed = null
@@ -436,11 +438,29 @@ class ToolRegistry {
     return groups
   }
 
-  /** Entries active for this request, name-sorted so the tool list is cache-stable. */
+  /**
+   * Entries active for this request, name-sorted so the tool list is cache-stable. An entry with
+   * `buildTool(scope)` comes back as a copy carrying this request's tool; the registered entry
+   * is untouched.
+   */
   selectActive(scope) {
     const active = []
-    for (const record of this.#sortedRecords()) if (this.#isActive(record, scope)) active.push(record.entry)
+    for (const record of this.#sortedRecords()) {
+      if (!this.#isActive(record, scope)) continue
+      if (record.buildTool === null) {
+        active.push(record.entry)
+        continue
+      }
+      const built = this.#build(record, scope)
+      if (built) active.push({ ...record.entry, tool: built })
+    }
     return active
+  }
+
+  #warnOnce(entry, what, error) {
+    if (this.#warned.has(entry)) return
+    this.#warned.add(entry)
+    this.#logger.warn(`toolreg: ${what}; treating it as inactive: ${error?.message ?? error}`)
   }
 
   /**
@@ -450,7 +470,11 @@ class ToolRegistry {
    */
   selectActiveTools(scope) {
     const tools = {}
-    for (const record of this.#sortedRecords()) if (this.#isActive(record, scope)) tools[record.name] = record.tool
+    for (const record of this.#sortedRecords()) {
+      if (!this.#isActive(record, scope)) continue
+      const tool = record.buildTool === null ? record.tool : this.#build(record, scope)
+      if (tool) tools[record.name] = tool
+    }
     return tools
   }
 
@@ -460,11 +484,22 @@ class ToolRegistry {
     try {
       return Boolean(record.applies(scope))
     } catch (error) {
-      if (!this.#warnedApplies.has(record.entry)) {
-        this.#warnedApplies.add(record.entry)
-        this.#logger.warn(`toolreg: applies() of tool ${JSON.stringify(record.name)} threw; treating it as inactive: ${error?.message ?? error}`)
-      }
+      this.#warnOnce(record.entry, `applies() of tool ${JSON.stringify(record.name)} threw`, error)
       return false
+    }
+  }
+
+  /** This request's tool from `buildTool(scope)`, or undefined (one warning) when it fails. */
+  #build(record, scope) {
+    try {
+      const built = record.buildTool(scope)
+      if (built === null || typeof built !== 'object' || isThenable(built)) {
+        throw new TypeError(`expected it to return an AI SDK Tool synchronously, got ${isThenable(built) ? 'a promise' : built === null ? 'null' : typeof built}`)
+      }
+      return built
+    } catch (error) {
+      this.#warnOnce(record.entry, `buildTool() of tool ${JSON.stringify(record.name)} failed`, error)
+      return undefined
     }
   }
 
@@ -500,4 +535,4 @@ class ToolRegistry {
   }
 }
 
-module.exports = { ToolRegistry, internals, labelOf, recordOf, isApprovalGated, DEFER_VALUES }
+module.exports = { ToolRegistry, ToolRecord, internals, labelOf, recordOf, hasApprovalGate, DEFER_VALUES }

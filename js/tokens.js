@@ -58,9 +58,30 @@ function storeCost(name, tool, encoding, tokens) {
 }
 
 /**
+ * Recent definitions' costs by text (`encoding\0text`): a request-scoped tool (`buildTool`) is a
+ * new object per request, usually with the definition of the last one, and is not tokenized
+ * again. Bounded by the characters it holds, oldest out first.
+ */
+const costByText = new Map()
+const COST_BY_TEXT_MAX_CHARS = 4_000_000
+let costByTextChars = 0
+
+function rememberCost(key, tokens) {
+  if (costByText.has(key)) return
+  costByText.set(key, tokens)
+  costByTextChars += key.length
+  for (const oldest of costByText.keys()) {
+    if (costByTextChars <= COST_BY_TEXT_MAX_CHARS) break
+    costByText.delete(oldest)
+    costByTextChars -= oldest.length
+  }
+}
+
+/**
  * Token cost of each record's definition (see `ToolRecord` in ./registry). A record keeps its
- * counts; a tool registered again under a new record is found in the per-tool cache, so only
- * definitions never seen are tokenized.
+ * counts; a tool registered again under a new record is found in the per-tool cache, and a new
+ * tool object with a known definition in the per-text cache, so only definitions never seen are
+ * tokenized.
  */
 async function recordCosts(records, encoding = DEFAULT_ENCODING) {
   const slot = ENCODINGS.indexOf(encoding)
@@ -77,18 +98,29 @@ async function recordCosts(records, encoding = DEFAULT_ENCODING) {
     costs[i] = cost
   }
   if (!missing) return costs
-  const texts = await Promise.all(
+  const keys = await Promise.all(
     missing.map(async (i) => {
       const { name, tool } = records[i]
-      return definitionText(name, tool, await resolveJsonSchema(tool))
+      return `${encoding}\0${definitionText(name, tool, await resolveJsonSchema(tool))}`
     }),
   )
-  const counted = await countTokens(texts, { encoding })
+  // Read before counting: remembering the new counts may evict known ones.
+  const tokensOf = new Map()
+  for (const key of keys) if (costByText.has(key)) tokensOf.set(key, costByText.get(key))
+  const uncounted = [...new Set(keys.filter((key) => !tokensOf.has(key)))]
+  if (uncounted.length > 0) {
+    const counted = await countTokens(uncounted.map((key) => key.slice(encoding.length + 1)), { encoding })
+    uncounted.forEach((key, k) => {
+      tokensOf.set(key, counted[k])
+      rememberCost(key, counted[k])
+    })
+  }
   missing.forEach((recordIndex, k) => {
     const record = records[recordIndex]
-    costs[recordIndex] = counted[k]
-    record.costs[slot] = counted[k]
-    storeCost(record.name, record.tool, encoding, counted[k])
+    const tokens = tokensOf.get(keys[k])
+    costs[recordIndex] = tokens
+    record.costs[slot] = tokens
+    storeCost(record.name, record.tool, encoding, tokens)
   })
   return costs
 }

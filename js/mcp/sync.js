@@ -1,9 +1,9 @@
 'use strict'
 
 const { tool, jsonSchema } = require('ai')
-const native = require('../../binding.js')
 const { invalidArgument, ToolregError } = require('../errors')
-const { buildMcpToolWireId } = require('./wireId')
+const { internals } = require('../registry')
+const { buildMcpToolWireId, isReferenceWireIdOf, checkStyle } = require('./wireId')
 const { mcpResultToText, mcpResultToModelOutput } = require('./content')
 
 const DEFAULT_SYNC_TIMEOUT_MS = 15_000
@@ -26,16 +26,6 @@ function serversOf(host) {
   return servers.map((s) => ({ id: s.id, name: s.name ?? s.id }))
 }
 
-/** Servers that can own a selected id: decided from the ids' server segments, nothing listed. */
-function owningServers(servers, selected) {
-  const segments = new Set()
-  for (const id of selected) {
-    const segment = native.mcpWireIdServerSegment(id)
-    if (segment != null) segments.add(segment)
-  }
-  return servers.filter((s) => segments.has(native.mcpServerSegment(s.name)))
-}
-
 function withTimeout(promise, ms, what) {
   let timer
   const timeout = new Promise((_, reject) => {
@@ -48,11 +38,11 @@ const wireIds = new Map()
 const WIRE_ID_CACHE_SIZE = 100_000
 
 /** Wire ids are pure functions of their inputs; computing them natively per sync would cost a crossing per tool. */
-function cachedWireId(server, toolName) {
-  const key = `${server.id}\0${server.name}\0${toolName}`
+function cachedWireId(server, toolName, style) {
+  const key = `${style}\0${server.id}\0${server.name}\0${toolName}`
   let id = wireIds.get(key)
   if (id === undefined) {
-    id = buildMcpToolWireId({ serverId: server.id, serverName: server.name, toolName })
+    id = buildMcpToolWireId({ serverId: server.id, serverName: server.name, toolName }, { style })
     if (wireIds.size >= WIRE_ID_CACHE_SIZE) wireIds.clear()
     wireIds.set(key, id)
   }
@@ -69,7 +59,7 @@ function isGated(needsApproval, info) {
   return needsApproval === true
 }
 
-function buildEntry(host, server, descriptor, wireId, gated, callTimeoutMs) {
+function buildEntry(host, server, descriptor, wireId, gated, callTimeoutMs, metadata) {
   const mcpTool = tool({
     description: descriptor.description ?? descriptor.title ?? '',
     inputSchema: jsonSchema(descriptor.inputSchema ?? { type: 'object', properties: {} }),
@@ -80,6 +70,7 @@ function buildEntry(host, server, descriptor, wireId, gated, callTimeoutMs) {
       return result
     },
     toModelOutput: ({ output }) => mcpResultToModelOutput(output),
+    ...(metadata !== undefined && { metadata }),
   })
   return {
     name: wireId,
@@ -93,44 +84,132 @@ function buildEntry(host, server, descriptor, wireId, gated, callTimeoutMs) {
   }
 }
 
-/**
- * Registers the selected MCP tools, listing only the servers that own a selected id.
- * Idempotent and safe to run per request and concurrently; evicts only entries of listed
- * servers that the server no longer lists, never after a failed or timed-out list.
- *
- * @param {import('../registry').ToolRegistry} registry
- * @param {{ servers, listTools(serverId, opts), callTool(serverId, name, args, opts) }} host an `McpHub` or the host's own adapter
- * @param {{ selectedToolIds: Iterable<string>, timeoutMs?: number, callTimeoutMs?: number, needsApproval?: boolean | Set<string> | ((info) => boolean) }} opts
- */
-async function syncMcpToolsToRegistry(registry, host, opts = {}) {
-  if (host == null || typeof host.listTools !== 'function' || typeof host.callTool !== 'function') {
-    throw invalidArgument('hub', 'expected an McpHub or an adapter with servers, listTools() and callTool()')
-  }
-  const selected = new Set(opts.selectedToolIds ?? [])
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_SYNC_TIMEOUT_MS
-  const result = { registered: [], evicted: [], listedServers: [], failedServers: [] }
-  if (selected.size === 0) return result
-
-  let synced = syncedByRegistry.get(registry)
-  if (!synced) syncedByRegistry.set(registry, (synced = new Map()))
-
-  const owners = owningServers(serversOf(host), selected)
-  const listings = await Promise.all(
-    owners.map(async (server) => {
+/** Lists each server concurrently, each within `timeoutMs`; a failure is recorded, not thrown. */
+function listServers(host, servers, timeoutMs) {
+  return Promise.all(
+    servers.map(async (server) => {
       try {
         const tools = await withTimeout(Promise.resolve(host.listTools(server.id, { timeoutMs })), timeoutMs, `tools/list of ${server.id}`)
-        return { server, tools }
+        return { server, tools: Array.isArray(tools) ? tools : [] }
       } catch (error) {
         return { server, error }
       }
     }),
   )
+}
 
+/**
+ * Registers one listed tool, or keeps its entry when nothing about it changed. Returns false
+ * when the tool is left out (the host's `metadata()` threw).
+ */
+function registerListed(registry, synced, host, opts, { server, descriptor, wireId }) {
+  let metadata
+  try {
+    metadata = host.metadata ? host.metadata(descriptor) : undefined
+  } catch (error) {
+    registry[internals].logger.warn(`toolreg: metadata() for MCP tool ${JSON.stringify(wireId)} threw; leaving it out: ${error?.message ?? error}`)
+    return false
+  }
+  const label = typeof descriptor.serverName === 'string' ? { ...server, name: descriptor.serverName } : server
+  const gated = isGated(opts.needsApproval, { serverId: server.id, serverName: label.name, toolName: descriptor.name, wireId, annotations: descriptor.annotations })
+  const metadataJson = metadata === undefined ? undefined : JSON.stringify(metadata)
+  const previous = synced.get(wireId)
+  // Same descriptor object (the hub's cache) or same JSON: keep the entry, and with it the
+  // tool object its token cost is cached on.
+  const unchanged =
+    previous !== undefined &&
+    registry.getByName(wireId) === previous.entry &&
+    previous.gated === gated &&
+    previous.serverName === label.name &&
+    previous.metadataJson === metadataJson &&
+    (previous.descriptor === descriptor || previous.json === JSON.stringify(descriptor))
+  if (!unchanged) {
+    const entry = buildEntry(host, label, descriptor, wireId, gated, opts.callTimeoutMs, metadata)
+    registry.register(entry)
+    synced.set(wireId, { entry, descriptor, json: JSON.stringify(descriptor), gated, serverName: label.name, metadataJson })
+  } else if (previous.descriptor !== descriptor) {
+    previous.descriptor = descriptor
+  }
+  return true
+}
+
+/** Deregisters `names`, recording them as evicted. */
+function evict(registry, synced, names, result) {
+  for (const name of names) {
+    if (registry.deregister(name)) {
+      synced.delete(name)
+      result.evicted.push(name)
+    }
+  }
+}
+
+function mcpEntriesByNamespace(registry) {
   const byNamespace = new Map()
   for (const entry of registry.getAll()) {
+    if (!entry.namespace.startsWith('mcp:')) continue
     if (!byNamespace.has(entry.namespace)) byNamespace.set(entry.namespace, [])
     byNamespace.get(entry.namespace).push(entry)
   }
+  return byNamespace
+}
+
+function syncedOf(registry) {
+  let synced = syncedByRegistry.get(registry)
+  if (!synced) syncedByRegistry.set(registry, (synced = new Map()))
+  return synced
+}
+
+function emptyResult() {
+  return { registered: [], evicted: [], listedServers: [], failedServers: [] }
+}
+
+/**
+ * Registers MCP tools as registry entries. Idempotent and safe to run per request and
+ * concurrently; a failed or timed-out listing evicts nothing, and one failing server does
+ * not stop the others.
+ *
+ * - A host with `serversForToolIds` (an `McpHub`) is scoped: only the servers owning a
+ *   selected id are listed, ids are `buildMcpToolWireId`'s, and entries of a listed server
+ *   that it no longer lists are evicted. No selection lists nothing.
+ * - A host adapter over its own catalog (no `serversForToolIds`) has every server listed
+ *   (its catalog is a cache); a descriptor's own `id` is the entry name, see `syncCatalog`.
+ *
+ * @param {import('../registry').ToolRegistry} registry
+ * @param {{ servers, listTools(serverId, opts), callTool(serverId, name, args, opts), serversForToolIds?(ids), metadata?(descriptor) }} host
+ * @param {{ selectedToolIds?: Iterable<string>, wireIdStyle?: 'toolreg' | 'reference', timeoutMs?: number, callTimeoutMs?: number, needsApproval?: boolean | Set<string> | ((info) => boolean) }} [opts]
+ *   `wireIdStyle` names the ids toolreg computes (`buildMcpToolWireId`'s `style`): 'reference'
+ *   keeps the ids a migrating host persisted.
+ */
+async function syncMcpToolsToRegistry(registry, host, opts = {}) {
+  if (host == null || typeof host.listTools !== 'function' || typeof host.callTool !== 'function') {
+    throw invalidArgument('hub', 'expected an McpHub or an adapter with servers, listTools() and callTool()')
+  }
+  if (host.metadata !== undefined && typeof host.metadata !== 'function') {
+    throw invalidArgument('hub.metadata', 'expected a function (descriptor) => metadata')
+  }
+  opts ??= {}
+  if (opts.wireIdStyle !== undefined) checkStyle('wireIdStyle', opts.wireIdStyle)
+  return typeof host.serversForToolIds === 'function' ? syncOwners(registry, host, opts) : syncCatalog(registry, host, opts)
+}
+
+/** Servers that can own a selected id, decided from the ids alone (nothing is listed). */
+function ownersOf(host, selected, style) {
+  const servers = serversOf(host)
+  if (style === 'reference') return servers.filter((s) => [...selected].some((id) => isReferenceWireIdOf(id, s.name)))
+  const ownerIds = new Set(host.serversForToolIds(selected))
+  return servers.filter((s) => ownerIds.has(s.id))
+}
+
+/** The scoped path: owners decided from the selected ids alone, before anything is listed. */
+async function syncOwners(registry, host, opts) {
+  const selected = new Set(opts.selectedToolIds ?? [])
+  const result = emptyResult()
+  if (selected.size === 0) return result
+  const synced = syncedOf(registry)
+  const style = opts.wireIdStyle ?? 'toolreg'
+  const owners = ownersOf(host, selected, style)
+  const listings = await listServers(host, owners, opts.timeoutMs ?? DEFAULT_SYNC_TIMEOUT_MS)
+  const byNamespace = mcpEntriesByNamespace(registry)
 
   for (const { server, tools, error } of listings) {
     if (error) {
@@ -139,37 +218,80 @@ async function syncMcpToolsToRegistry(registry, host, opts = {}) {
     }
     result.listedServers.push(server.id)
     const listed = new Set()
-    for (const descriptor of tools ?? []) {
+    for (const descriptor of tools) {
       if (typeof descriptor?.name !== 'string') continue
-      const wireId = cachedWireId(server, descriptor.name)
+      const wireId = cachedWireId(server, descriptor.name, style)
       if (listed.has(wireId)) continue // a server listing one tool twice: the first wins
       listed.add(wireId)
       if (!selected.has(wireId)) continue
-      const gated = isGated(opts.needsApproval, { serverId: server.id, serverName: server.name, toolName: descriptor.name, wireId, annotations: descriptor.annotations })
-      const previous = synced.get(wireId)
-      // Same descriptor object (the hub's cache) or same JSON: keep the entry, and with it the
-      // tool object its token cost is cached on.
-      const unchanged =
-        previous !== undefined &&
-        registry.getByName(wireId) === previous.entry &&
-        previous.gated === gated &&
-        previous.serverName === server.name &&
-        (previous.descriptor === descriptor || previous.json === JSON.stringify(descriptor))
-      if (!unchanged) {
-        const entry = buildEntry(host, server, descriptor, wireId, gated, opts.callTimeoutMs)
-        registry.register(entry)
-        synced.set(wireId, { entry, descriptor, json: JSON.stringify(descriptor), gated, serverName: server.name })
-      } else if (previous.descriptor !== descriptor) {
-        previous.descriptor = descriptor
-      }
-      result.registered.push(wireId)
+      if (registerListed(registry, synced, host, opts, { server, descriptor, wireId })) result.registered.push(wireId)
     }
-    for (const entry of byNamespace.get(`mcp:${server.id}`) ?? []) {
-      if (!listed.has(entry.name) && registry.deregister(entry.name)) {
-        synced.delete(entry.name)
-        result.evicted.push(entry.name)
+    const gone = (byNamespace.get(`mcp:${server.id}`) ?? []).filter((e) => !listed.has(e.name)).map((e) => e.name)
+    evict(registry, synced, gone, result)
+  }
+  return result
+}
+
+/**
+ * The host-catalog path (the reference registry's semantics):
+ * - every server of the adapter is listed; a descriptor's `id` (else `buildMcpToolWireId`) is
+ *   its entry name, and selected ids are matched against those ids;
+ * - no `selectedToolIds` syncs every tool; an empty selection lists nothing;
+ * - entries of `mcp:` servers the adapter no longer has are evicted; so are entries of a
+ *   server owning a selected id that it no longer lists; other servers' entries stay;
+ * - repeated descriptors of one tool (server id + tool name) register once; two different
+ *   tools sharing one id are both left out, with a warning;
+ * - `host.metadata(descriptor)` becomes the entry tool's `metadata`.
+ */
+async function syncCatalog(registry, host, opts) {
+  const selected = opts.selectedToolIds == null ? null : new Set(opts.selectedToolIds)
+  const result = emptyResult()
+  if (selected?.size === 0) return result
+  const synced = syncedOf(registry)
+  const servers = serversOf(host)
+  const byNamespace = mcpEntriesByNamespace(registry)
+
+  const present = new Set(servers.map((s) => `mcp:${s.id}`))
+  for (const [namespace, entries] of byNamespace) {
+    if (!present.has(namespace)) evict(registry, synced, entries.map((e) => e.name), result)
+  }
+
+  const listings = await listServers(host, servers, opts.timeoutMs ?? DEFAULT_SYNC_TIMEOUT_MS)
+  // id → the one tool listed under it, or null when two different tools claim it.
+  const byId = new Map()
+  const { logger } = registry[internals]
+  for (const { server, tools, error } of listings) {
+    if (error) {
+      result.failedServers.push({ serverId: server.id, error: error?.message ?? String(error) })
+      continue
+    }
+    result.listedServers.push(server.id)
+    for (const descriptor of tools) {
+      if (typeof descriptor?.name !== 'string') continue
+      const wireId = typeof descriptor.id === 'string' && descriptor.id !== '' ? descriptor.id : cachedWireId(server, descriptor.name, opts.wireIdStyle ?? 'toolreg')
+      const identity = `${server.id}\0${descriptor.name}`
+      const claimed = byId.get(wireId)
+      if (claimed === undefined) {
+        byId.set(wireId, { server, descriptor, wireId, identity })
+      } else if (claimed !== null && claimed.identity !== identity) {
+        logger.warn(`toolreg: MCP tools ${JSON.stringify(claimed.descriptor.name)} (server ${JSON.stringify(claimed.server.id)}) and ${JSON.stringify(descriptor.name)} (server ${JSON.stringify(server.id)}) share the id ${JSON.stringify(wireId)}; leaving both out`)
+        byId.set(wireId, null)
       }
     }
+  }
+
+  const listedIds = new Map(result.listedServers.map((id) => [id, new Set()]))
+  const owning = new Set()
+  for (const [wireId, listed] of byId) {
+    if (listed === null) continue
+    listedIds.get(listed.server.id).add(wireId)
+    if (selected && !selected.has(wireId)) continue
+    owning.add(listed.server.id)
+    if (registerListed(registry, synced, host, opts, listed)) result.registered.push(wireId)
+  }
+  for (const serverId of owning) {
+    const ids = listedIds.get(serverId)
+    evict(registry, synced, (byNamespace.get(`mcp:${serverId}`) ?? []).filter((e) => !ids.has(e.name) && registry.getByName(e.name) === e).map((e) => e.name), result)
   }
   return result
 }

@@ -20,8 +20,8 @@ const inputSchema = jsonSchema({
  * `tool_inspect`: the tool's signature as JSDoc, plus its exact JSON Schema when JSDoc cannot
  * show it. Records the name as inspected, which unlocks `tool_invoke` for it.
  */
-function createToolInspectTool(registry, allowedNames, inspectedNames = new Set()) {
-  const lookup = createLookup(registry, allowedNames)
+function createToolInspectTool(registry, allowedNames, inspectedNames = new Set(), requestEntries) {
+  const lookup = createLookup(registry, allowedNames, requestEntries)
   const { native } = registry[internals]
   return tool({
     description: DESCRIPTION,

@@ -1,9 +1,10 @@
 'use strict'
 
-const { tool, jsonSchema, asSchema } = require('ai')
+const { tool, jsonSchema } = require('ai')
 const { internals } = require('../registry')
 const { callNative, ToolInvocationError } = require('../errors')
 const { createLookup, needsApprovalFor, schemaFor } = require('./shared')
+const { schemaOf } = require('../schema')
 
 const DESCRIPTION =
   'Call a deferred tool by name with its params. Inspect it first (tool_inspect, or tool_search with ' +
@@ -48,7 +49,7 @@ async function admitCall({ lookup, native, inspectedNames }, name, params, optio
   if (check.status === 'invalid') throw invalidParams(native, name, check.message)
   let value = check.status === 'valid' ? JSON.parse(check.valueJson) : params
   // Schemas with their own validator (Zod) also transform and refine; let them have the last word.
-  const schema = asSchema(entry.tool.inputSchema)
+  const schema = schemaOf(entry.tool.inputSchema)
   if (typeof schema.validate === 'function') {
     const result = await schema.validate(value)
     if (!result.success) throw invalidParams(native, name, result.error?.message ?? String(result.error))
@@ -69,8 +70,8 @@ function invalidParams(native, name, problems) {
  * `tool_invoke`: runs a deferred tool after the allow-list, approval, inspect-first and
  * validation checks. The inner tool's `toModelOutput` shapes the result.
  */
-function createToolInvokeTool(registry, allowedNames, inspectedNames = new Set()) {
-  const context = { lookup: createLookup(registry, allowedNames), native: registry[internals].native, inspectedNames }
+function createToolInvokeTool(registry, allowedNames, inspectedNames = new Set(), requestEntries) {
+  const context = { lookup: createLookup(registry, allowedNames, requestEntries), native: registry[internals].native, inspectedNames }
   // toModelOutput only sees the outer input; remember what the inner tool actually received.
   const admittedParams = new Map()
 
@@ -89,7 +90,9 @@ function createToolInvokeTool(registry, allowedNames, inspectedNames = new Set()
         throw error
       }
     },
-    async toModelOutput({ toolCallId, input, output }) {
+    // Not async: hosts rebuilding messages call it synchronously, so it answers in kind with
+    // the inner tool's (a promise only when the inner one returns one).
+    toModelOutput({ toolCallId, input, output }) {
       const name = input?.name
       const entry = name !== undefined && context.lookup.allows(name) ? context.lookup.get(name) : undefined
       const params = admittedParams.get(toolCallId) ?? input?.params ?? {}

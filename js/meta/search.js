@@ -69,9 +69,10 @@ function formatModelOutput({ matchedNamespaces }) {
  * @param {import('../registry').ToolRegistry} registry
  * @param {Iterable<string>} deferredNames
  * @param {Set<string>} [inspectedNames] shared with tool_inspect/tool_invoke of the same request
+ * @param {Map<string, object>} [requestEntries] this request's copies of entries (request-scoped tools)
  */
-function createToolSearchTool(registry, deferredNames, inspectedNames = new Set()) {
-  const view = DeferredView.of(registry, deferredNames)
+function createToolSearchTool(registry, deferredNames, inspectedNames = new Set(), requestEntries) {
+  const view = DeferredView.of(registry, deferredNames, requestEntries)
   const deferred = view.entries
   const search = registry[internals].searchAsync
 

@@ -2,7 +2,7 @@
 
 const native = require('../../binding.js')
 const { resolveJsonSchema } = require('../schema')
-const { isApprovalGated } = require('../registry')
+const { hasApprovalGate } = require('../registry')
 
 /** Wire names of the meta-tools. */
 const MetaToolName = Object.freeze({
@@ -38,14 +38,19 @@ class Lookup {
   }
 }
 
-/** A prebuilt `Lookup` (the exposition shares one per tool set) or one over `allowedNames`. */
-function createLookup(registry, allowedNames) {
+/**
+ * A prebuilt `Lookup` (the exposition shares one per tool set) or one over `allowedNames`.
+ * `requestEntries` (name → entry) are this request's own copies, e.g. from `selectActive` with
+ * a `buildTool`; they win over the registered entries.
+ */
+function createLookup(registry, allowedNames, requestEntries) {
   if (allowedNames instanceof Lookup) return allowedNames
-  if (allowedNames === undefined) return new Lookup(registry, undefined)
+  const registered = (name) => requestEntries?.get(name) ?? registry.getByName(name)
+  if (allowedNames === undefined) return new Lookup(registry, undefined, requestEntries)
   const allowed = new Set(allowedNames)
   const snapshot = new Map()
   for (const name of allowed) {
-    const entry = registry.getByName(name)
+    const entry = registered(name)
     if (entry) snapshot.set(name, entry)
   }
   return new Lookup(registry, allowed, snapshot)
@@ -66,11 +71,11 @@ class DeferredView {
     return (this.#nameSet ??= new native.NameSet([...this.entries.keys()]))
   }
 
-  static of(registry, deferredNames) {
+  static of(registry, deferredNames, requestEntries) {
     if (deferredNames instanceof DeferredView) return deferredNames
     const entries = new Map()
     for (const name of deferredNames) {
-      const entry = registry.getByName(name)
+      const entry = requestEntries?.get(name) ?? registry.getByName(name)
       if (entry) entries.set(name, entry)
     }
     return new DeferredView(entries)
@@ -96,8 +101,18 @@ async function needsApprovalFor(tool, input, options = {}) {
   }
 }
 
+/**
+ * The reference registry's `isApprovalGated(tool, ctx?)`: resolves to whether this call needs
+ * approval, calling a `needsApproval` function with `ctx.input`. Fails closed: a function that
+ * throws or rejects, or a value that is neither boolean nor function, means gated.
+ * @param {{ input?, toolCallId?, messages?, experimental_context? }} [ctx]
+ */
+async function isApprovalGated(tool, ctx = {}) {
+  return needsApprovalFor(tool, ctx.input, ctx)
+}
+
 async function schemaFor(entry) {
   return (await resolveJsonSchema(entry.tool)) ?? {}
 }
 
-module.exports = { MetaToolName, Lookup, DeferredView, createLookup, needsApprovalFor, isApprovalGated, schemaFor }
+module.exports = { MetaToolName, Lookup, DeferredView, createLookup, needsApprovalFor, hasApprovalGate, isApprovalGated, schemaFor }
