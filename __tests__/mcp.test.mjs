@@ -175,6 +175,32 @@ describe('McpHub fault cases with our rmcp test server', () => {
     }
   })
 
+  it('many calls sharing one request signal: one abort listener, all of them cancelled', async () => {
+    const hub = new McpHub({ servers: [testServer('s')] })
+    const warnings = []
+    const onWarning = (warning) => warnings.push(warning)
+    process.on('warning', onWarning)
+    try {
+      await hub.listTools('s')
+      const controller = new AbortController()
+      const finished = await Promise.all(
+        Array.from({ length: 3 }, (_, i) => hub.callTool('s', 'echo', { text: `quick ${i}` }, { signal: controller.signal })),
+      )
+      expect(finished).toHaveLength(3)
+      const slow = Array.from({ length: 12 }, () => hub.callTool('s', 'slow', { ms: 30_000 }, { signal: controller.signal }).catch((e) => e))
+      setTimeout(() => controller.abort(), 100)
+      const errors = await Promise.all(slow)
+      expect(errors.map((e) => e.code)).toEqual(Array(12).fill('TOOLREG_MCP_CANCELLED'))
+      // A later call with the aborted signal still fails at once.
+      await expect(hub.callTool('s', 'slow', { ms: 30_000 }, { signal: controller.signal })).rejects.toMatchObject({ code: 'TOOLREG_MCP_CANCELLED' })
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([])
+    } finally {
+      process.off('warning', onWarning)
+      await hub.close()
+    }
+  })
+
   it('survives a crash mid-call and reconnects on the next call', async () => {
     const hub = new McpHub({ servers: [testServer('c')] })
     try {

@@ -23,6 +23,36 @@ function checkConfig(config, index) {
 }
 
 /**
+ * signal → the cancel functions of its calls in flight. One request's signal is shared by all of
+ * its tool calls; one listener per signal (not one per call) keeps Node's
+ * MaxListenersExceededWarning out of the host's log however many calls share it.
+ */
+const cancelsBySignal = new WeakMap()
+
+/** Runs `cancel` when `signal` aborts; the returned function stops tracking it. */
+function trackAbort(signal, cancel) {
+  let cancels = cancelsBySignal.get(signal)
+  if (!cancels) {
+    const pending = new Set()
+    const onAbort = () => {
+      cancelsBySignal.delete(signal)
+      for (const fn of pending) fn()
+    }
+    cancels = { pending, onAbort }
+    cancelsBySignal.set(signal, cancels)
+    signal.addEventListener('abort', onAbort, { once: true })
+  }
+  cancels.pending.add(cancel)
+  return () => {
+    cancels.pending.delete(cancel)
+    if (cancels.pending.size === 0 && cancelsBySignal.get(signal) === cancels) {
+      cancelsBySignal.delete(signal)
+      signal.removeEventListener('abort', cancels.onAbort)
+    }
+  }
+}
+
+/**
  * Real MCP client connections, owned by the Rust core (rmcp): stdio child processes,
  * Streamable HTTP and legacy HTTP+SSE servers. Connections open lazily on first use; tool
  * lists are cached until the server says they changed; child stderr is captured.
@@ -85,11 +115,11 @@ class McpHub {
     const callId = nextCallId++
     const cancel = () => this.#native.cancelCall(callId)
     if (signal?.aborted) cancel()
-    signal?.addEventListener('abort', cancel, { once: true })
+    const untrack = signal ? trackAbort(signal, cancel) : undefined
     try {
       return JSON.parse(await awaitNative(this.#native.callTool(serverId, name, JSON.stringify(args ?? {}), timeoutMs, callId)))
     } finally {
-      signal?.removeEventListener('abort', cancel)
+      untrack?.()
     }
   }
 
