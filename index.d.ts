@@ -76,6 +76,11 @@ export declare class ToolRegistry {
   getByNamespace(filter?: ToolFilter): Map<string, ToolEntry[]>
   /** Name-sorted entries whose `applies` is absent or true. */
   selectActive(scope: ToolApplyScope): ToolEntry[]
+  /**
+   * The same active tools as a name-sorted ToolSet, built from the registry's own copies of the
+   * entries: its cost does not depend on how the host built its entry objects.
+   */
+  selectActiveTools(scope: ToolApplyScope): ToolSet
   /** Ranked (BM25) or regex search over the whole catalog. */
   search(query: string, opts?: SearchOptions): SearchResult[]
   readonly size: number

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest'
 import { tool, jsonSchema } from 'ai'
 import { ToolRegistry, registry as singleton, createToolInspectTool } from '../index.js'
-import { quietRegistry, entry } from './helpers.mjs'
+import { quietRegistry, entry, simpleTool } from './helpers.mjs'
 
 describe('ToolRegistry: store and look up', () => {
   it('stores, gets and overwrites by name', () => {
@@ -106,6 +106,37 @@ describe('ToolRegistry: selectActive', () => {
     registry.deregister('a')
     registry.register(entry('a'))
     expect(registry.selectActive({ mcpToolIds: new Set() }).map((e) => e.name)).toEqual(['a', 'b', 'c'])
+  })
+
+  it('selectActiveTools gives the same tools as a ToolSet, in name order, with the same warning rule', () => {
+    const { registry, warnings } = quietRegistry()
+    const entries = [
+      entry('zeta'),
+      { ...entry('alpha'), applies: (scope) => scope.mcpToolIds.has('alpha') },
+      entry('mid', { applies: (scope) => scope.mcpToolIds.has('nope') }),
+      entry('broken', { applies: () => { throw new Error('boom') } }),
+    ]
+    for (const e of entries) registry.register(e)
+    const scope = { mcpToolIds: new Set(['alpha']) }
+    const tools = registry.selectActiveTools(scope)
+    expect(Object.keys(tools)).toEqual(['alpha', 'zeta'])
+    expect(tools.alpha).toBe(entries[1].tool)
+    expect(Object.keys(tools)).toEqual(registry.selectActive(scope).map((e) => e.name))
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain('"broken"')
+    const built = simpleTool('built for this request')
+    registry.register(entry('scoped', { buildTool: () => built }))
+    expect(registry.selectActiveTools(scope).scoped).toBe(built)
+  })
+
+  it('reads an entry when it is registered: a later change to the entry object needs a new register', () => {
+    const { registry } = quietRegistry()
+    const e = entry('late', { applies: () => true })
+    registry.register(e)
+    e.applies = () => false
+    expect(registry.selectActive({ mcpToolIds: new Set() }).map((x) => x.name)).toEqual(['late'])
+    registry.register(e)
+    expect(registry.selectActive({ mcpToolIds: new Set() })).toEqual([])
   })
 })
 

@@ -2,10 +2,10 @@
 
 const native = require('../binding.js')
 const { ToolregError, invalidArgument } = require('./errors')
-const { labelOf } = require('./registry')
-const { entryCosts, encodingOf, countTokens } = require('./tokens')
+const { internals, labelOf, recordOf, ToolRecord } = require('./registry')
+const { recordCosts, encodingOf, countTokens } = require('./tokens')
 const { definitionText } = require('./schema')
-const { MetaToolName, hasApprovalGate } = require('./meta/shared')
+const { MetaToolName, Lookup, DeferredView } = require('./meta/shared')
 const { createToolSearchTool } = require('./meta/search')
 const { createToolInspectTool } = require('./meta/inspect')
 const { createToolInvokeTool } = require('./meta/invoke')
@@ -24,11 +24,13 @@ function escapeAttribute(value) {
  * each namespace holds. Counts only; listing names would cost what deferring saved.
  */
 function buildDeferredToolsSection(deferredEntries) {
+  return sectionOf(deferredEntries.map(labelOf))
+}
+
+/** The section for the namespace labels of the deferred tools (one label per tool). */
+function sectionOf(labels) {
   const counts = new Map()
-  for (const entry of deferredEntries) {
-    const label = labelOf(entry)
-    counts.set(label, (counts.get(label) ?? 0) + 1)
-  }
+  for (const label of labels) counts.set(label, (counts.get(label) ?? 0) + 1)
   const namespaces = [...counts]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([label, count]) => `  <namespace name="${escapeAttribute(label)}" count="${count}"/>`)
@@ -83,10 +85,14 @@ function countSectionTokens(section, encoding) {
  * for these deferred entries.
  */
 function metaToolsOverhead(deferredEntries, encoding = 'o200k_base') {
+  return overheadOf(buildDeferredToolsSection(deferredEntries), encoding)
+}
+
+function overheadOf(section, encoding) {
   if (!definitionsTokens.has(encoding)) {
     definitionsTokens.set(encoding, metaToolDefinitions().reduce((sum, text) => sum + countTokens(text, { encoding }), 0))
   }
-  return definitionsTokens.get(encoding) + countSectionTokens(buildDeferredToolsSection(deferredEntries), encoding)
+  return definitionsTokens.get(encoding) + countSectionTokens(section, encoding)
 }
 
 /**
@@ -112,22 +118,28 @@ function checkModel(model) {
  */
 async function shouldDefer(entries, contextWindow, opts = {}) {
   if (!Array.isArray(entries)) throw invalidArgument('entries', 'expected an array of ToolEntry')
+  return (await decide(entries.map(recordOf), contextWindow, opts)).decision
+}
+
+/** `shouldDefer` over records; also returns the `<deferred-tools>` section it measured. */
+async function decide(records, contextWindow, opts) {
   const model = checkModel(opts.model)
   const encoding = encodingOf(opts)
   const auto = []
   const always = []
-  for (const entry of entries) {
-    if (entry.defer === 'never' || hasApprovalGate(entry.tool)) continue
-    if (entry.defer === 'always') always.push(entry)
-    else if (entry.defer === 'auto') auto.push(entry)
+  for (const record of records) {
+    if (record.defer === 'never' || record.gated) continue
+    if (record.defer === 'always') always.push(record)
+    else if (record.defer === 'auto') auto.push(record)
   }
   const canUseTools = model.functionCalling || model.promptToolUse
-  const costs = canUseTools ? await entryCosts(auto, encoding) : []
+  const costs = canUseTools ? await recordCosts(auto, encoding) : []
   const autoTokens = costs.reduce((sum, c) => sum + c, 0)
-  const alwaysTokens = canUseTools && always.length ? (await entryCosts(always, encoding)).reduce((s, c) => s + c, 0) : 0
-  const overheadTokens =
-    opts.metaToolsOverheadTokens ?? (canUseTools ? metaToolsOverhead([...always, ...auto], encoding) : 0)
-  const decision = native.decideDefer({
+  const alwaysTokens = canUseTools && always.length ? (await recordCosts(always, encoding)).reduce((s, c) => s + c, 0) : 0
+  const candidates = always.length === 0 ? auto : [...always, ...auto]
+  const section = canUseTools ? sectionOf(candidates.map((r) => r.label)) : undefined
+  const overheadTokens = opts.metaToolsOverheadTokens ?? (canUseTools ? overheadOf(section, encoding) : 0)
+  const verdict = native.decideDefer({
     autoCount: auto.length,
     autoTokens,
     alwaysCount: always.length,
@@ -140,16 +152,115 @@ async function shouldDefer(entries, contextWindow, opts = {}) {
     fallbackContextWindow: opts.fallbackContextWindow,
     minAutoDeferCount: opts.minAutoDeferCount,
   })
-  const deferredNames = new Set()
-  if (decision.deferAlways) for (const e of always) deferredNames.add(e.name)
-  if (decision.deferAuto) for (const e of auto) deferredNames.add(e.name)
+  const deferred = verdict.deferAlways && verdict.deferAuto ? candidates : verdict.deferAuto ? auto : verdict.deferAlways ? always : []
+  const decision = {
+    deferredNames: new Set(deferred.map((r) => r.name)),
+    threshold: verdict.threshold,
+    autoTokens: verdict.autoTokens,
+    overheadTokens: verdict.overheadTokens,
+    savedTokens: verdict.savedTokens,
+    reason: `${verdict.reasonCode}: ${verdict.reason}`,
+    reasonCode: verdict.reasonCode,
+  }
+  // The section describes what is deferred; `candidates` is all of it in the common case.
+  const deferredSection = deferred.length === 0 ? undefined : deferred === candidates ? section : sectionOf(deferred.map((r) => r.label))
+  return { decision, deferredSection }
+}
+
+/**
+ * The options that change a request's plan, as one string. Requests with an equal key over the
+ * very same records get the same plan.
+ */
+function planKey(contextWindow, opts, encoding, extraNames) {
+  const model = opts.model === undefined ? '' : `${opts.model?.functionCalling},${opts.model?.promptToolUse}`
+  return `${contextWindow}|${encoding}|${model}|${opts.thresholdPct}|${opts.fallbackContextWindow}|${opts.minAutoDeferCount}|${opts.metaToolsOverheadTokens}|${extraNames.join('\0')}`
+}
+
+/**
+ * What a request's exposition needs beyond its own meta-tool state: the decision, the deferred
+ * entries and section, which names stay inline, and the snapshot the meta-tools read. Built once
+ * for a given tool set and reused while the same names map to the same records.
+ */
+async function buildPlan(registry, names, records, extraNames, contextWindow, opts) {
+  const known = records.filter((r) => r !== undefined)
+  // The extra names' entries are captured now, with the others, not after the await below.
+  const extra = extraNames.map((name) => [name, registry.getByName(name)])
+  const { decision, deferredSection } = await decide(known, contextWindow, opts)
+  const { deferredNames } = decision
+  if (deferredNames.size === 0) return { decision, deferred: null }
+  const inlineNames = names.filter((name) => !deferredNames.has(name))
+  const deferredRecords = known.filter((r) => deferredNames.has(r.name))
+  const snapshot = new Map()
+  for (const record of known) snapshot.set(record.name, record.entry)
+  const allowed = new Set(names)
+  for (const [name, entry] of extra) {
+    allowed.add(name)
+    if (entry && !snapshot.has(name)) snapshot.set(name, entry)
+  }
   return {
-    deferredNames,
+    decision,
+    inlineNames,
+    deferredEntries: deferredRecords.map((r) => r.entry),
+    systemPrompt: deferredSection,
+    lookup: new Lookup(registry, allowed, snapshot),
+    deferred: new DeferredView(new Map(deferredRecords.map((r) => [r.name, r.entry]))),
+  }
+}
+
+/**
+ * The records a request works on: the registered ones, except where the request carries a tool
+ * of its own under a registered name (`buildTool`, or a host's wrapper) — costs, approval and
+ * execution follow the tool the request carries.
+ */
+function requestRecords(records, values) {
+  return records.map((record, i) => {
+    if (record === undefined) return record
+    const tool = values[i]
+    if (tool === record.tool || tool === null || typeof tool !== 'object') return record
+    return new ToolRecord({ ...record.entry, tool })
+  })
+}
+
+/** The last plans of each registry, a few per option key (requests alternate between assistants). */
+const plansByRegistry = new WeakMap()
+const PLANS_KEPT = 8
+
+function cachedPlan(registry, key, names, values, records, generation) {
+  const plans = plansByRegistry.get(registry)
+  const cached = plans?.find((p) => p.key === key && p.names.length === names.length)
+  if (!cached) return undefined
+  const { names: cachedNames, values: cachedValues, records: cachedRecords } = cached
+  for (let i = 0; i < names.length; i++) if (names[i] !== cachedNames[i] || values[i] !== cachedValues[i]) return undefined
+  if (cached.generation !== generation) {
+    // Something was registered or evicted since: still valid if these names kept their records.
+    const now = records()
+    for (let i = 0; i < now.length; i++) if (now[i] !== cachedRecords[i]) return undefined
+    cached.generation = generation
+  }
+  return cached.plan
+}
+
+function storePlan(registry, entry) {
+  let plans = plansByRegistry.get(registry)
+  if (!plans) plansByRegistry.set(registry, (plans = []))
+  const same = plans.findIndex((p) => p.key === entry.key)
+  if (same !== -1) plans.splice(same, 1)
+  else if (plans.length >= PLANS_KEPT) plans.shift()
+  plans.push(entry)
+}
+
+/** A decision of a cached plan, handed out per request: its Set is copied only when read. */
+function requestDecision(decision) {
+  let names
+  return {
+    get deferredNames() {
+      return (names ??= new Set(decision.deferredNames))
+    },
     threshold: decision.threshold,
     autoTokens: decision.autoTokens,
     overheadTokens: decision.overheadTokens,
     savedTokens: decision.savedTokens,
-    reason: `${decision.reasonCode}: ${decision.reason}`,
+    reason: decision.reason,
     reasonCode: decision.reasonCode,
   }
 }
@@ -166,41 +277,31 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
       'TOOLREG_NOT_AVAILABLE',
     )
   }
-  if (tools == null || Object.keys(tools).length === 0) {
-    return { tools, deferredEntries: [], systemPrompt: undefined }
-  }
+  if (tools == null) return { tools, deferredEntries: [], systemPrompt: undefined }
   const names = Object.keys(tools)
-  const candidates = []
-  // A request's tool may differ from the registered one (`buildTool`): costs, approval and
-  // execution follow the tool this request carries.
-  const requestEntries = new Map()
-  for (const name of names) {
-    const entry = registry.getByName(name)
-    if (!entry) continue
-    const requestTool = tools[name]
-    if (requestTool && typeof requestTool === 'object' && requestTool !== entry.tool) {
-      const copy = { ...entry, tool: requestTool }
-      requestEntries.set(name, copy)
-      candidates.push(copy)
-    } else {
-      candidates.push(entry)
-    }
+  if (names.length === 0) return { tools, deferredEntries: [], systemPrompt: undefined }
+  const values = Object.values(tools)
+  const extraNames = opts.extraAllowedNames === undefined ? [] : [...opts.extraAllowedNames]
+  const key = planKey(contextWindow, opts, encodingOf(opts), extraNames)
+  const view = registry[internals]
+  // The records a plan depends on: the tool set's, and the extra allowed names' (the key holds those names).
+  const planNames = extraNames.length === 0 ? names : names.concat(extraNames)
+  const records = () => view.recordsOf(planNames)
+  let plan = cachedPlan(registry, key, names, values, records, view.generation)
+  if (!plan) {
+    const current = records()
+    plan = await buildPlan(registry, names, requestRecords(current.slice(0, names.length), values), extraNames, contextWindow, opts)
+    storePlan(registry, { key, names, values, records: current, generation: view.generation, plan })
   }
-  const decision = await shouldDefer(candidates, contextWindow, opts)
-  const { deferredNames } = decision
-  if (deferredNames.size === 0) {
-    return { tools, deferredEntries: [], systemPrompt: undefined, decision }
-  }
-  const allowedNames = new Set(names)
-  for (const name of opts.extraAllowedNames ?? []) allowedNames.add(name)
-  const inspectedNames = new Set()
+  const decision = requestDecision(plan.decision)
+  if (!plan.deferred) return { tools, deferredEntries: [], systemPrompt: undefined, decision }
   const exposed = {}
-  for (const name of names) if (!deferredNames.has(name)) exposed[name] = tools[name]
-  exposed[MetaToolName.Search] = createToolSearchTool(registry, deferredNames, inspectedNames, requestEntries)
-  exposed[MetaToolName.Inspect] = createToolInspectTool(registry, allowedNames, inspectedNames, requestEntries)
-  exposed[MetaToolName.Invoke] = createToolInvokeTool(registry, allowedNames, inspectedNames, requestEntries)
-  const deferredEntries = candidates.filter((e) => deferredNames.has(e.name))
-  return { tools: exposed, deferredEntries, systemPrompt: buildDeferredToolsSection(deferredEntries), decision }
+  for (const name of plan.inlineNames) exposed[name] = tools[name]
+  const inspectedNames = new Set()
+  exposed[MetaToolName.Search] = createToolSearchTool(registry, plan.deferred, inspectedNames)
+  exposed[MetaToolName.Inspect] = createToolInspectTool(registry, plan.lookup, inspectedNames)
+  exposed[MetaToolName.Invoke] = createToolInvokeTool(registry, plan.lookup, inspectedNames)
+  return { tools: exposed, deferredEntries: plan.deferredEntries.slice(), systemPrompt: plan.systemPrompt, decision }
 }
 
 module.exports = {

@@ -46,6 +46,40 @@ function isMcpNamespace(namespace) {
   return namespace.startsWith('mcp:')
 }
 
+/** Whether a tool may need approval, decided without calling anything (the defer decision's rule). */
+function hasApprovalGate(tool) {
+  return tool.needsApproval === true || typeof tool.needsApproval === 'function'
+}
+
+/**
+ * What the per-request path needs of an entry, copied once at registration into one object
+ * shape the registry owns. Reading the host's objects on every request made the cost depend on
+ * how the host built them (a spread copy cost twice an object literal); the entry and its tool
+ * are kept only to be handed back. Costs are filled in on first use, per encoding.
+ */
+class ToolRecord {
+  constructor(entry) {
+    this.entry = entry
+    this.name = entry.name
+    this.tool = entry.tool
+    this.namespace = entry.namespace
+    this.label = entry.namespaceLabel ?? entry.namespace
+    this.defer = entry.defer
+    this.applies = entry.applies ?? null
+    this.buildTool = entry.buildTool ?? null
+    this.gated = hasApprovalGate(entry.tool)
+    this.costs = [undefined, undefined]
+  }
+}
+
+/** entry → its record, for `shouldDefer` over entries a registry handed out. */
+const recordsByEntry = new WeakMap()
+
+/** The record of a registered entry, or a fresh one for an entry no registry knows. */
+function recordOf(entry) {
+  return recordsByEntry.get(entry) ?? new ToolRecord(entry)
+}
+
 /**
  * One registry for every tool: built-in, MCP and meta-tools, declared once and queried per
  * request. Entries keep their AI SDK `Tool` untouched; search, schemas and validation live in
@@ -53,8 +87,12 @@ function isMcpNamespace(namespace) {
  */
 class ToolRegistry {
   #native = new native.NativeRegistry()
-  #entries = new Map()
+  /** name → ToolRecord */
+  #records = new Map()
+  /** Records sorted by name; rebuilt after a change. */
   #sorted = null
+  /** Bumped by every change, so per-request caches can tell the catalog is unchanged. */
+  #generation = 0
   /** Entries whose `applies` or `buildTool` threw already: one warning each. */
   #warned = new WeakSet()
   #logger
@@ -178,8 +216,11 @@ class ToolRegistry {
         `toolreg: tool ${JSON.stringify(entry.name)} from namespace ${JSON.stringify(entry.namespace)} replaces the one from ${JSON.stringify(previousNamespace)}. Built-in and meta-tool names must be unique; this is a programming error.`,
       )
     }
-    this.#entries.set(entry.name, entry)
+    const record = new ToolRecord(entry)
+    recordsByEntry.set(entry, record)
+    this.#records.set(entry.name, record)
     this.#sorted = null
+    this.#generation++
     if (lateSchema) this.#attachLateSchema(entry, lateSchema)
   }
 
@@ -285,7 +326,7 @@ class ToolRegistry {
     const allowed = opts.names === undefined ? undefined : new native.NameSet([...opts.names])
     const hits = await this.#searchHits(query, { namespace: opts.namespace, limit: opts.limit ?? 5, mode: opts.mode }, allowed)
     return hits.map(({ name, score }) => {
-      const entry = this.#entries.get(name)
+      const { entry } = this.#records.get(name)
       return { name, namespace: entry.namespace, description: entry.description, score }
     })
   }
@@ -325,7 +366,7 @@ class ToolRegistry {
     schemaPromise.then(
       (schema) => {
         // A newer registration under this name owns the index now.
-        if (this.#entries.get(entry.name) !== entry) return
+        if (this.#records.get(entry.name)?.entry !== entry) return
         try {
           callNative(() => this.#native.setSchema(entry.name, JSON.stringify(schema ?? {})))
         } catch (error) {
@@ -339,36 +380,41 @@ class ToolRegistry {
   }
 
   deregister(name) {
-    if (!this.#entries.delete(name)) return false
+    if (!this.#records.delete(name)) return false
     this.#native.deregister(name)
     this.#sorted = null
+    this.#generation++
     return true
   }
 
   getByName(name) {
-    return this.#entries.get(name)
+    return this.#records.get(name)?.entry
   }
 
   has(name) {
-    return this.#entries.has(name)
+    return this.#records.has(name)
   }
 
   get size() {
-    return this.#entries.size
+    return this.#records.size
+  }
+
+  #sortedRecords() {
+    if (!this.#sorted) {
+      this.#sorted = [...this.#records.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    }
+    return this.#sorted
   }
 
   #all() {
-    if (!this.#sorted) {
-      this.#sorted = [...this.#entries.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    }
-    return this.#sorted
+    return this.#sortedRecords().map((record) => record.entry)
   }
 
   /** Name-sorted entries; `query` is a case-insensitive substring of name, description or namespace (label). */
   getAll(filter = {}) {
     const query = filter.query?.toLowerCase()
     const namespace = filter.namespace
-    if (!query && !namespace) return [...this.#all()]
+    if (!query && !namespace) return this.#all()
     return this.#all().filter((e) => {
       if (namespace && e.namespace !== namespace && e.namespaceLabel !== namespace) return false
       if (!query) return true
@@ -399,30 +445,14 @@ class ToolRegistry {
    */
   selectActive(scope) {
     const active = []
-    for (const entry of this.#all()) {
-      let applies
-      try {
-        applies = !entry.applies || entry.applies(scope)
-      } catch (error) {
-        this.#warnOnce(entry, `applies() of tool ${JSON.stringify(entry.name)} threw`, error)
+    for (const record of this.#sortedRecords()) {
+      if (!this.#isActive(record, scope)) continue
+      if (record.buildTool === null) {
+        active.push(record.entry)
         continue
       }
-      if (!applies) continue
-      if (!entry.buildTool) {
-        active.push(entry)
-        continue
-      }
-      let built
-      try {
-        built = entry.buildTool(scope)
-        if (built === null || typeof built !== 'object' || isThenable(built)) {
-          throw new TypeError(`expected it to return an AI SDK Tool synchronously, got ${isThenable(built) ? 'a promise' : built === null ? 'null' : typeof built}`)
-        }
-      } catch (error) {
-        this.#warnOnce(entry, `buildTool() of tool ${JSON.stringify(entry.name)} failed`, error)
-        continue
-      }
-      active.push({ ...entry, tool: built })
+      const built = this.#build(record, scope)
+      if (built) active.push({ ...record.entry, tool: built })
     }
     return active
   }
@@ -431,6 +461,46 @@ class ToolRegistry {
     if (this.#warned.has(entry)) return
     this.#warned.add(entry)
     this.#logger.warn(`toolreg: ${what}; treating it as inactive: ${error?.message ?? error}`)
+  }
+
+  /**
+   * This request's ToolSet (`{ [name]: tool }`, name-sorted): the same tools as `selectActive`,
+   * built from the registry's own records, so its cost does not depend on how the host built
+   * its entry objects.
+   */
+  selectActiveTools(scope) {
+    const tools = {}
+    for (const record of this.#sortedRecords()) {
+      if (!this.#isActive(record, scope)) continue
+      const tool = record.buildTool === null ? record.tool : this.#build(record, scope)
+      if (tool) tools[record.name] = tool
+    }
+    return tools
+  }
+
+  /** `applies(scope)`, with a throwing predicate making its entry inactive (one warning). */
+  #isActive(record, scope) {
+    if (record.applies === null) return true
+    try {
+      return Boolean(record.applies(scope))
+    } catch (error) {
+      this.#warnOnce(record.entry, `applies() of tool ${JSON.stringify(record.name)} threw`, error)
+      return false
+    }
+  }
+
+  /** This request's tool from `buildTool(scope)`, or undefined (one warning) when it fails. */
+  #build(record, scope) {
+    try {
+      const built = record.buildTool(scope)
+      if (built === null || typeof built !== 'object' || isThenable(built)) {
+        throw new TypeError(`expected it to return an AI SDK Tool synchronously, got ${isThenable(built) ? 'a promise' : built === null ? 'null' : typeof built}`)
+      }
+      return built
+    } catch (error) {
+      this.#warnOnce(record.entry, `buildTool() of tool ${JSON.stringify(record.name)} failed`, error)
+      return undefined
+    }
   }
 
   /**
@@ -444,7 +514,7 @@ class ToolRegistry {
       this.#native.search(query, { namespace: opts.namespace, limit: opts.limit ?? 5, mode: opts.mode }, allowed),
     )
     return hits.map(({ name, score }) => {
-      const entry = this.#entries.get(name)
+      const { entry } = this.#records.get(name)
       return { name, namespace: entry.namespace, description: entry.description, score }
     })
   }
@@ -454,6 +524,9 @@ class ToolRegistry {
     return {
       native: this.#native,
       logger: this.#logger,
+      generation: this.#generation,
+      /** The record registered under each name, `undefined` for names it does not know. */
+      recordsOf: (names) => names.map((name) => this.#records.get(name)),
       search: (query, opts, nameSet) =>
         callNative(() => this.#native.search(query, opts, nameSet)),
       /** Hybrid when the registry has an embedder, else the same as `search`. */
@@ -462,4 +535,4 @@ class ToolRegistry {
   }
 }
 
-module.exports = { ToolRegistry, internals, labelOf, DEFER_VALUES }
+module.exports = { ToolRegistry, ToolRecord, internals, labelOf, recordOf, hasApprovalGate, DEFER_VALUES }

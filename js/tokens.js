@@ -77,15 +77,30 @@ function rememberCost(key, tokens) {
   }
 }
 
-/** Token cost of each entry's definition; unchanged entries come from the cache. */
-async function entryCosts(entries, encoding = DEFAULT_ENCODING) {
-  const costs = entries.map((e) => cachedCost(e.name, e.tool, encoding))
-  const missing = []
-  costs.forEach((cost, i) => cost === undefined && missing.push(i))
-  if (missing.length === 0) return costs
+/**
+ * Token cost of each record's definition (see `ToolRecord` in ./registry). A record keeps its
+ * counts; a tool registered again under a new record is found in the per-tool cache, and a new
+ * tool object with a known definition in the per-text cache, so only definitions never seen are
+ * tokenized.
+ */
+async function recordCosts(records, encoding = DEFAULT_ENCODING) {
+  const slot = ENCODINGS.indexOf(encoding)
+  const costs = new Array(records.length)
+  let missing
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i]
+    let cost = record.costs[slot]
+    if (cost === undefined) {
+      cost = cachedCost(record.name, record.tool, encoding)
+      if (cost === undefined) (missing ??= []).push(i)
+      else record.costs[slot] = cost
+    }
+    costs[i] = cost
+  }
+  if (!missing) return costs
   const keys = await Promise.all(
     missing.map(async (i) => {
-      const { name, tool } = entries[i]
+      const { name, tool } = records[i]
       return `${encoding}\0${definitionText(name, tool, await resolveJsonSchema(tool))}`
     }),
   )
@@ -100,12 +115,14 @@ async function entryCosts(entries, encoding = DEFAULT_ENCODING) {
       rememberCost(key, counted[k])
     })
   }
-  missing.forEach((entryIndex, k) => {
+  missing.forEach((recordIndex, k) => {
+    const record = records[recordIndex]
     const tokens = tokensOf.get(keys[k])
-    costs[entryIndex] = tokens
-    storeCost(entries[entryIndex].name, entries[entryIndex].tool, encoding, tokens)
+    costs[recordIndex] = tokens
+    record.costs[slot] = tokens
+    storeCost(record.name, record.tool, encoding, tokens)
   })
   return costs
 }
 
-module.exports = { countTokens, entryCosts, encodingOf, ENCODINGS, DEFAULT_ENCODING }
+module.exports = { countTokens, recordCosts, encodingOf, ENCODINGS, DEFAULT_ENCODING }

@@ -1,10 +1,9 @@
 'use strict'
 
 const { tool, jsonSchema } = require('ai')
-const native = require('../../binding.js')
 const { internals, labelOf } = require('../registry')
 const { invalidArgument } = require('../errors')
-const { MetaToolName, schemaFor } = require('./shared')
+const { MetaToolName, DeferredView, schemaFor } = require('./shared')
 
 const DEFAULT_LIMIT = 5
 const MAX_LIMIT = 50
@@ -73,12 +72,8 @@ function formatModelOutput({ matchedNamespaces }) {
  * @param {Map<string, object>} [requestEntries] this request's copies of entries (request-scoped tools)
  */
 function createToolSearchTool(registry, deferredNames, inspectedNames = new Set(), requestEntries) {
-  const deferred = new Map()
-  for (const name of deferredNames) {
-    const entry = requestEntries?.get(name) ?? registry.getByName(name)
-    if (entry) deferred.set(name, entry)
-  }
-  let nameSet
+  const view = DeferredView.of(registry, deferredNames, requestEntries)
+  const deferred = view.entries
   const search = registry[internals].searchAsync
 
   return tool({
@@ -92,8 +87,7 @@ function createToolSearchTool(registry, deferredNames, inspectedNames = new Set(
       if (query.trim() === '') {
         groups = browse(deferred, namespace, limit)
       } else {
-        nameSet ??= new native.NameSet([...deferred.keys()])
-        const hits = await search(query, { namespace, limit, mode }, nameSet)
+        const hits = await search(query, { namespace, limit, mode }, view.nameSet)
         const entries = hits.map((h) => deferred.get(h.name)).filter(Boolean)
         groups = [...groupByNamespace(entries)].map(([label, group]) => ({ namespace: label, entries: group }))
       }
