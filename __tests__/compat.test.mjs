@@ -112,6 +112,8 @@ describe('compat 2: request-scoped tools (buildTool)', () => {
     expect(await b.tool.execute({ query: 'q' }, call('2'))).toEqual({ searched: ['kb2', 'kb3'], query: 'q' })
     expect(registry.getByName('kb_search')).toBe(registered)
     expect(registry.getByName('kb_search').tool).toBe(template)
+    const { kb_search: built } = registry.selectActiveTools({ mcpToolIds: new Set(), knowledgeBaseIds: ['kb4'] })
+    expect(await built.execute({ query: 'q' }, call('3'))).toEqual({ searched: ['kb4'], query: 'q' })
   })
 
   it('a builder that throws (or does not return a tool) makes the entry inactive, with one warning', () => {
