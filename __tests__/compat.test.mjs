@@ -3,7 +3,8 @@
 // deviations, each with its reason. See README "Migrating from the reference registry".
 import { describe, it, expect, afterAll } from 'vitest'
 import { createHash } from 'node:crypto'
-import { tool, jsonSchema, asSchema } from 'ai'
+import { tool, jsonSchema, asSchema, generateText, stepCountIs } from 'ai'
+import { MockLanguageModelV3 } from 'ai/test'
 import { z } from 'zod'
 import * as toolreg from '../index.js'
 import { quietRegistry, entry, heavyEntry, simpleTool } from './helpers.mjs'
@@ -111,6 +112,8 @@ describe('compat 2: request-scoped tools (buildTool)', () => {
     expect(await b.tool.execute({ query: 'q' }, call('2'))).toEqual({ searched: ['kb2', 'kb3'], query: 'q' })
     expect(registry.getByName('kb_search')).toBe(registered)
     expect(registry.getByName('kb_search').tool).toBe(template)
+    const { kb_search: built } = registry.selectActiveTools({ mcpToolIds: new Set(), knowledgeBaseIds: ['kb4'] })
+    expect(await built.execute({ query: 'q' }, call('3'))).toEqual({ searched: ['kb4'], query: 'q' })
   })
 
   it('a builder that throws (or does not return a tool) makes the entry inactive, with one warning', () => {
@@ -489,6 +492,37 @@ describe.skip('compat 7: repair through the host\'s own model layer', () => {
   it('rejects model output that breaks 2020-12 keywords (uniqueItems, unevaluatedProperties)', async () => {
     expect((await repairWith({ tags: ['a', 'a'] })).repaired).toBeNull()
     expect((await repairWith({ tags: ['a'], extra: 1 })).repaired).toBeNull()
+  })
+})
+
+describe('compat: end to end with generateText and a scripted model', () => {
+  const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: undefined } }
+  const step = (content) => ({ content, finishReason: { unified: content[0].type === 'text' ? 'stop' : 'tool-calls', raw: undefined }, usage, warnings: [] })
+  const callTool = (id, toolName, input) => step([{ type: 'tool-call', toolCallId: id, toolName, input: JSON.stringify(input) }])
+
+  it('runs a request-scoped tool without inputSchema through tool_invoke, shaped by its synchronous toModelOutput', async () => {
+    const { registry } = quietRegistry()
+    const clockFor = (timeZone) => ({
+      description: `Current time in ${timeZone}`,
+      execute: async () => ({ timeZone, time: '12:00' }),
+      toModelOutput: ({ output }) => ({ type: 'text', value: `${output.time} (${output.timeZone})` }),
+    })
+    registry.register({ name: 'clock', namespace: 'util', description: 'Current time', defer: 'always', tool: clockFor('UTC'), buildTool: (scope) => clockFor(scope.timeZone) })
+    const active = registry.selectActive({ mcpToolIds: new Set(), timeZone: 'Europe/Oslo' })
+    const { tools, systemPrompt } = await applyDeferExposition(Object.fromEntries(active.map((e) => [e.name, e.tool])), registry, 128_000)
+
+    const script = [
+      callTool('c1', 'tool_inspect', { name: 'clock' }),
+      callTool('c2', 'tool_invoke', { name: 'clock' }),
+      step([{ type: 'text', text: 'done' }]),
+    ]
+    const prompts = []
+    const model = new MockLanguageModelV3({ doGenerate: async (options) => (prompts.push(options), script[prompts.length - 1]) })
+    const result = await generateText({ model, tools, system: systemPrompt, prompt: 'What time is it?', stopWhen: stepCountIs(5) })
+
+    expect(result.text).toBe('done')
+    const toolResult = prompts[2].prompt.flatMap((m) => (m.role === 'tool' ? m.content : [])).find((p) => p.toolCallId === 'c2')
+    expect(toolResult.output).toEqual({ type: 'text', value: '12:00 (Europe/Oslo)' })
   })
 })
 
