@@ -5,6 +5,8 @@
  * This file owns the public API; `binding.js` is the generated loader of the native addon.
  */
 
+// First: a missing addon fails here with an error that says what to do.
+require('./js/native')
 const { ToolRegistry } = require('./js/registry')
 const { countTokens } = require('./js/tokens')
 const {

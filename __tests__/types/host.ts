@@ -1,0 +1,120 @@
+// A TypeScript host written the way the README shows, compiled with `tsc --noEmit --strict`
+// against the package's own `index.d.ts` and `ai`'s types (see __tests__/types.test.mjs).
+// Lines marked @ts-expect-error are misuses that must keep failing to compile.
+import { tool, jsonSchema, generateText, stepCountIs, type ToolSet, type LanguageModel } from 'ai'
+import { z } from 'zod'
+import {
+  ToolRegistry,
+  registry,
+  applyDeferExposition,
+  shouldDefer,
+  countTokens,
+  McpHub,
+  syncMcpToolsToRegistry,
+  buildMcpToolWireId,
+  isApprovalGated,
+  MetaToolName,
+  TOOL_SEARCH_TOOL_NAME,
+  type ToolEntry,
+  type ToolApplyScope,
+  type DeferDecision,
+  type McpServerConfig,
+} from 'toolreg'
+
+declare function search(query: string, limit: number): Promise<string[]>
+declare const model: LanguageModel
+declare const assistant: { settings?: { enableWebSearch?: boolean } }
+
+// A Zod tool, registered on the module-level registry.
+registry.register({
+  name: 'web_search',
+  namespace: 'web',
+  description: 'Search the web',
+  defer: 'auto',
+  tool: tool({
+    description: 'Search the web for current information',
+    inputSchema: z.object({ query: z.string(), limit: z.number().int().default(10) }),
+    execute: async ({ query, limit }) => search(query, limit),
+  }),
+  applies: (scope) => Boolean((scope.assistant as typeof assistant | undefined)?.settings?.enableWebSearch),
+})
+
+// A jsonSchema() tool on a registry of its own, with a request-scoped builder.
+const local = new ToolRegistry({ logger: { warn: (message) => console.warn(message) }, builtinEmbeddings: true })
+const kbEntry: ToolEntry = {
+  name: 'kb_lookup',
+  namespace: 'kb',
+  namespaceLabel: 'Knowledge base',
+  description: 'Look something up in the knowledge base',
+  defer: 'always',
+  tool: tool({
+    description: 'Look up a document',
+    inputSchema: jsonSchema<{ id: string }>({ type: 'object', properties: { id: { type: 'string' } }, required: ['id'] }),
+    execute: async ({ id }) => ({ id, text: 'document text' }),
+  }),
+  buildTool: (scope: ToolApplyScope) => tool({ description: `Look up a document (${scope.mcpToolIds.size} MCP tools)`, inputSchema: z.object({ id: z.string() }) }),
+}
+local.register(kbEntry)
+local.registerMany([kbEntry])
+
+export async function perRequest(mcpToolIds: Set<string>): Promise<string> {
+  const scope: ToolApplyScope = { assistant, mcpToolIds }
+  const active: ToolEntry[] = registry.selectActive(scope)
+  const tools: ToolSet = Object.fromEntries(active.map((e) => [e.name, e.tool]))
+  const alsoTools: ToolSet = registry.selectActiveTools(scope)
+  const { tools: exposed, systemPrompt, decision } = await applyDeferExposition({ ...tools, ...alsoTools }, registry, 128_000, {
+    model: { functionCalling: true },
+  })
+  const reason: string | undefined = decision?.reason
+  const searchTool = exposed[MetaToolName.Search] ?? exposed[TOOL_SEARCH_TOOL_NAME]
+  void searchTool
+  const result = await generateText({
+    model,
+    tools: exposed,
+    system: ['You are helpful.', systemPrompt].filter(Boolean).join('\n\n'),
+    prompt: 'find me a tool',
+    stopWhen: stepCountIs(10),
+  })
+  return `${reason ?? ''} ${result.text}`
+}
+
+export async function tokensAndDecisions(): Promise<number> {
+  const one: number = countTokens('hello world')
+  const many: number[] = await countTokens(['a', 'b'], { encoding: 'cl100k_base' })
+  const decision: DeferDecision = await shouldDefer(registry.getAll(), 32_000, { minAutoDeferCount: 1 })
+  const gated: boolean = await isApprovalGated(kbEntry.tool, { input: { id: 'x' } })
+  const hits = local.search('knowledge', { limit: 3, namespace: 'kb' })
+  const hybrid = await local.searchAsync('knowledge')
+  return one + many.length + decision.savedTokens + Number(gated) + hits.length + hybrid.length
+}
+
+export async function mcp(): Promise<void> {
+  const servers: McpServerConfig[] = [
+    { id: 'fs', name: 'Files', type: 'stdio', command: 'npx', args: ['@modelcontextprotocol/server-filesystem', '/tmp'] },
+    { id: 'remote', type: 'streamableHttp', url: 'http://127.0.0.1:3000/mcp' },
+  ]
+  const hub = new McpHub({ servers, connectTimeoutMs: 10_000 })
+  const id = buildMcpToolWireId({ serverId: 'fs', serverName: 'Files', toolName: 'read_file' })
+  const synced = await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: new Set([id]) })
+  const failed: string[] = synced.failedServers.map((f) => `${f.serverId}: ${f.error}`)
+  const result = await hub.callTool('fs', 'read_file', { path: '/tmp/x' }, { timeoutMs: 5_000, signal: AbortSignal.timeout(1_000) })
+  console.log(failed, result.isError, hub.status()[0]?.state)
+  await hub.close()
+}
+
+export function misuses(): void {
+  // @ts-expect-error `defer` is 'never' | 'always' | 'auto'
+  registry.register({ name: 'x', namespace: 'web', description: 'x', defer: 'sometimes', tool: kbEntry.tool })
+  // @ts-expect-error an entry needs a namespace
+  registry.register({ name: 'x', description: 'x', defer: 'auto', tool: kbEntry.tool })
+  // @ts-expect-error countTokens counts strings
+  countTokens(42)
+  // @ts-expect-error the encoding is one of the two tiktoken encodings
+  countTokens('x', { encoding: 'p50k_base' })
+  // @ts-expect-error a stdio server needs a command
+  new McpHub({ servers: [{ id: 'a', type: 'stdio' }] })
+  // @ts-expect-error selectActive needs a scope with mcpToolIds
+  registry.selectActive({})
+  // @ts-expect-error applyDeferExposition's window is a number
+  void applyDeferExposition({}, registry, '128k')
+}
