@@ -1,11 +1,22 @@
 //! Exact token counts for the encodings OpenAI-compatible providers bill by.
 //!
-//! Counting goes through `bpe-openai`, whose backtracking encoder yields the same tokens as
-//! OpenAI's tiktoken while running faster than tiktoken-rs; the test suite checks the counts
-//! against tiktoken-rs on real tool definitions.
+//! Counting goes through the `bpe` backtracking encoder (with `bpe-openai`'s pre-tokenizer),
+//! which yields the same tokens as OpenAI's tiktoken while running faster than tiktoken-rs; the
+//! test suite checks the counts against tiktoken-rs on real tool definitions.
+//!
+//! The encoder's tables are built in memory from OpenAI's rank files (2.5 MB gzipped, shipped in
+//! the addon) on first use of an encoding, instead of being linked in prebuilt: the prebuilt
+//! tables of the two encodings were 54 MB of the addon's 68 MB. Building costs one to two
+//! seconds of one core per encoding; `warm_up` does it for the default encoding off the JS
+//! thread when the addon loads.
 
+use std::io::Read;
 use std::str::FromStr;
+use std::sync::LazyLock;
 use std::thread;
+
+use bpe::byte_pair_encoding::{BytePairEncoding, read_tiktoken};
+use bpe_openai::Tokenizer;
 
 use crate::error::ToolregError;
 
@@ -29,12 +40,62 @@ impl Encoding {
         }
     }
 
-    fn tokenizer(self) -> &'static bpe_openai::Tokenizer {
+    fn tokenizer(self) -> &'static Tokenizer {
         match self {
-            Encoding::O200kBase => bpe_openai::o200k_base(),
-            Encoding::Cl100kBase => bpe_openai::cl100k_base(),
+            Encoding::O200kBase => &O200K_BASE,
+            Encoding::Cl100kBase => &CL100K_BASE,
         }
     }
+}
+
+/// The hash factor `bpe` needs to index a vocabulary without collisions; this one is known to
+/// be collision-free for both vocabularies (it is the one `bpe-openai` builds them with).
+const HASH_FACTOR: u64 = 17_846_336_922_010_275_747;
+
+/// tiktoken's pre-tokenization patterns. The `regex` engine has no look-ahead, so tiktoken's
+/// `\s+(?!\S)` is the `\s+\s` alternative whose last character `bpe-openai`'s look-ahead
+/// pre-tokenizer gives back, followed by plain `\s+`.
+const CL100K_WORDS: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+$";
+const O200K_WORDS: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|\p{N}{1,3}",
+    r"| ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    r"|\s*[\r\n]+",
+    r"|\s+$",
+);
+const SPACE_BEFORE_WORD: &str = r"\s+\s";
+const SPACES: &str = r"\s+";
+
+static CL100K_BASE: LazyLock<Tokenizer> = LazyLock::new(|| {
+    build_tokenizer(
+        include_bytes!("../assets/tiktoken/cl100k_base.tiktoken.gz"),
+        CL100K_WORDS,
+    )
+});
+static O200K_BASE: LazyLock<Tokenizer> = LazyLock::new(|| {
+    build_tokenizer(
+        include_bytes!("../assets/tiktoken/o200k_base.tiktoken.gz"),
+        O200K_WORDS,
+    )
+});
+
+/// An encoder from a gzipped tiktoken rank file (one base64 token and its rank per line).
+/// The rank files are OpenAI's, checked by their published SHA-256 in the tests; a failure
+/// here is a corrupt build, not bad input.
+fn build_tokenizer(rank_file_gz: &[u8], words: &str) -> Tokenizer {
+    let mut ranks = String::new();
+    flate2::read::GzDecoder::new(rank_file_gz)
+        .read_to_string(&mut ranks)
+        .expect("the shipped rank file is valid gzip");
+    let tokens = read_tiktoken(&ranks).expect("the shipped rank file is valid base64");
+    let bpe = BytePairEncoding::from_dictionary(tokens, Some(HASH_FACTOR));
+    Tokenizer::new_lookahead(
+        bpe,
+        &[(words, false), (SPACE_BEFORE_WORD, true), (SPACES, false)],
+        false,
+    )
+    .expect("the pre-tokenization patterns compile")
 }
 
 impl FromStr for Encoding {
@@ -64,14 +125,16 @@ pub fn count(text: &str, encoding: Encoding) -> usize {
 /// Work is split by bytes rather than by item count so that one huge schema does not leave
 /// the other threads idle.
 pub fn count_many<S: AsRef<str> + Sync>(texts: &[S], encoding: Encoding) -> Vec<usize> {
+    // Builds the encoder even for an empty batch: an async count is the way to warm an
+    // encoding off the JS thread.
+    let tokenizer = encoding.tokenizer();
     let total_bytes: usize = texts.iter().map(|t| t.as_ref().len()).sum();
     let workers = thread::available_parallelism().map_or(1, |n| n.get());
     // Below this, thread start-up costs more than it saves.
     const PARALLEL_MIN_BYTES: usize = 64 * 1024;
     if workers == 1 || total_bytes < PARALLEL_MIN_BYTES {
-        return texts.iter().map(|t| count(t.as_ref(), encoding)).collect();
+        return texts.iter().map(|t| tokenizer.count(t.as_ref())).collect();
     }
-    let tokenizer = encoding.tokenizer();
     let chunks = split_by_bytes(texts, workers);
     let mut out = vec![0; texts.len()];
     thread::scope(|scope| {
@@ -109,11 +172,10 @@ fn split_by_bytes<S: AsRef<str>>(texts: &[S], parts: usize) -> Vec<usize> {
     ends
 }
 
-/// Builds both vocabularies so the first count on the JS thread does not pay for it.
+/// Builds the default encoding's tables so the first count on the JS thread does not pay for
+/// them; the other encoding is built on its first use.
 pub fn warm_up() {
-    for encoding in Encoding::ALL {
-        count("warm", encoding);
-    }
+    count("warm", Encoding::default());
 }
 
 #[cfg(test)]
@@ -247,6 +309,31 @@ mod tests {
         let ends = split_by_bytes(&texts, 2);
         assert_eq!(*ends.last().unwrap(), texts.len());
         assert!(ends.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn shipped_rank_files_are_openais() {
+        use sha2::{Digest, Sha256};
+        for (file, published) in [
+            (
+                &include_bytes!("../assets/tiktoken/cl100k_base.tiktoken.gz")[..],
+                "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+            ),
+            (
+                &include_bytes!("../assets/tiktoken/o200k_base.tiktoken.gz")[..],
+                "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+            ),
+        ] {
+            let mut text = Vec::new();
+            flate2::read::GzDecoder::new(file)
+                .read_to_end(&mut text)
+                .unwrap();
+            let digest: String = Sha256::digest(&text)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            assert_eq!(digest, published);
+        }
     }
 
     #[test]
