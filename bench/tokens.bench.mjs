@@ -48,3 +48,19 @@ for (const r of rows) {
 }
 console.log(totals.size === 1 ? '\nAll implementations produced identical token totals.' : `\nTOKEN TOTALS DIFFER: ${[...totals].join(', ')}`)
 if (totals.size !== 1) process.exit(1)
+
+// First use of an encoding: its tables are built from the rank files then. Each figure is a
+// fresh Node process loading the addon and counting one string right away (o200k_base is
+// already being built by the load-time warm-up; cl100k_base is not).
+const { execFileSync } = await import('node:child_process')
+const firstUse = (encoding) => {
+  const script = `const t0 = performance.now(); const { countTokens } = require(${JSON.stringify(require.resolve('../index.js'))}); const t1 = performance.now(); countTokens('hello', { encoding: '${encoding}' }); console.log(JSON.stringify({ load: t1 - t0, first: performance.now() - t1 }))`
+  const runs = Array.from({ length: 3 }, () => JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })))
+  return { load: median(runs.map((r) => r.load)), first: median(runs.map((r) => r.first)) }
+}
+console.log('\n| first use in a fresh process (median of 3) | loading the addon | first countTokens call |')
+console.log('|---|---:|---:|')
+for (const encoding of ['o200k_base', 'cl100k_base']) {
+  const { load, first } = firstUse(encoding)
+  console.log(`| ${encoding} | ${load.toFixed(0)} ms | ${first.toFixed(0)} ms |`)
+}
