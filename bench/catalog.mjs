@@ -3,7 +3,7 @@
 // copied into the repository.
 import { dataDir, haveSharedData } from '../cli/catalog.mjs'
 
-export { dataDir, loadCatalog } from '../cli/catalog.mjs'
+export { dataDir, loadCatalog, firstLine } from '../cli/catalog.mjs'
 
 /** Prints why the benchmark cannot run and exits cleanly when the shared data is absent. */
 export function requireData(what) {
@@ -29,10 +29,4 @@ export function median(values) {
 export function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
-}
-
-/** The one-liner tool_search shows: the first non-empty line, capped. */
-export function firstLine(text, max = 200) {
-  const line = (text ?? '').split('\n').map((l) => l.trim()).find(Boolean) ?? ''
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line
 }

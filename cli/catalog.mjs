@@ -74,6 +74,12 @@ export function loadCatalog(opts = {}) {
   return tools
 }
 
+/** The one-liner tool_search shows: the first non-empty line, capped. */
+export function firstLine(text, max = 200) {
+  const line = (text ?? '').split('\n').map((l) => l.trim()).find(Boolean) ?? ''
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line
+}
+
 /** The committed excerpt (see scripts/make-catalog-excerpt.mjs), in `loadCatalog`'s shape. */
 export function loadExcerpt(path = EXCERPT_PATH) {
   const { tools } = JSON.parse(brotliDecompressSync(readFileSync(path)).toString('utf8'))
@@ -87,11 +93,11 @@ export function loadExcerpt(path = EXCERPT_PATH) {
 export function defaultCatalog() {
   const dir = dataDir()
   if (haveSharedData(dir)) {
-    return { tools: loadCatalog(), label: `Toucan + Docker MCP catalogs from ${dir}`, source: 'shared-data' }
+    return { tools: loadCatalog(), label: `the Toucan + Docker MCP catalogs from ${dir}`, source: 'shared-data' }
   }
   return {
     tools: loadExcerpt(),
-    label: 'committed excerpt of the Toucan catalog (permissively licensed servers; fixtures/README.md)',
+    label: 'the committed excerpt of the Toucan catalog (its permissively licensed servers; see fixtures/README.md)',
     source: 'excerpt',
   }
 }

@@ -8,7 +8,8 @@ import { shellQuote } from './config.mjs'
 
 const require = createRequire(import.meta.url)
 
-function binOf(pkg) {
+/** The entry script of an installed package's bin. */
+export function binOf(pkg) {
   const manifest = require.resolve(`${pkg}/package.json`)
   const { bin } = require(manifest)
   return join(dirname(manifest), typeof bin === 'string' ? bin : Object.values(bin)[0])

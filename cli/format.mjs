@@ -3,6 +3,8 @@ import Table from 'cli-table3'
 import pc from 'picocolors'
 
 export const num = (n) => n.toLocaleString('en-US')
+/** `text` cut to `max` characters, with an ellipsis when cut. */
+export const clip = (text, max) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
 export const pct = (x) => `${(x * 100).toFixed(x < 0.01 ? 2 : 1)}%`
 const TOP = 10
 /** No rule between body rows: a table per screen, not per page. */
@@ -78,7 +80,7 @@ export function formatAudit(doc, { all = false } = {}) {
     for (const s of failed) {
       out.push(`${pc.red('✘')} ${s.id} ${pc.dim(`(${s.key})`)}`, `    command: ${s.command}`, `    error:   ${s.error}`)
       const tail = s.stderrTail.trim().split('\n').slice(-10)
-      out.push(s.stderrTail.trim() ? `    stderr (last ${tail.length} lines):\n${tail.map((l) => `      | ${l}`).join('\n')}` : '    stderr:  (empty)')
+      out.push(s.stderrTail.trim() ? `    stderr (last ${tail.length === 1 ? 'line' : `${tail.length} lines`}):\n${tail.map((l) => `      | ${l}`).join('\n')}` : '    stderr:  (empty)')
     }
   }
   const m = doc.summary

@@ -1,6 +1,7 @@
 // Connection progress, one line per server, on stderr (stdout stays clean for --json): redrawn
 // in place on a terminal, plain lines as events happen otherwise (CI logs, pipes, tests).
 import pc from 'picocolors'
+import { clip } from './format.mjs'
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏']
 
@@ -13,7 +14,9 @@ export function createProgress(stream = process.stderr, { live = stream.isTTY ==
   const text = (id, row) => {
     const elapsed = ((row.doneAt ?? Date.now()) - row.startedAt) / 1000
     const mark = row.state === 'ok' ? pc.green('✔') : row.state === 'failed' ? pc.red('✘') : pc.cyan(FRAMES[frame % FRAMES.length])
-    return `${mark} ${id.padEnd(16)} ${row.message} ${pc.dim(`${elapsed.toFixed(1)}s`)}`
+    // One screen line per server, or moving the cursor up by the row count would go wrong.
+    const room = Math.max(10, (stream.columns ?? 100) - id.length - 26)
+    return `${mark} ${id.padEnd(16)} ${row.state === 'failed' ? pc.red(clip(row.message, room)) : clip(row.message, room)} ${pc.dim(`${elapsed.toFixed(1)}s`)}`
   }
   const redraw = () => {
     if (drawn > 0) stream.write(`\x1b[${drawn}A`)

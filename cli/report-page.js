@@ -132,7 +132,8 @@
         var b = document.createElement('b')
         b.textContent = t.t
         li.appendChild(b)
-        li.appendChild(document.createTextNode(' — ' + data.servers[t.s].name + ' · ' + t.k.toLocaleString('en-US') + ' tokens · ' + t.d))
+        var d = t.d.length > 160 ? t.d.slice(0, 159) + '…' : t.d
+        li.appendChild(document.createTextNode(' — ' + data.servers[t.s].name + ' · ' + t.k.toLocaleString('en-US') + ' tokens · ' + d))
         list.appendChild(li)
       })
     })

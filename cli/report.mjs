@@ -1,7 +1,7 @@
 // `toolreg report`: one self-contained HTML page (inline CSS, script and data; nothing fetched
 // at view time) from an audit document and the decisions at several windows.
 import { readFileSync } from 'node:fs'
-import { num, pct } from './format.mjs'
+import { clip, num, pct } from './format.mjs'
 
 const PAGE_SCRIPT = readFileSync(new URL('./report-page.js', import.meta.url), 'utf8')
 const TOP_TOOLS = 25
@@ -31,10 +31,11 @@ function decisionRows(decisions) {
 }
 
 function topToolRows(doc) {
+  const serverName = new Map(doc.servers.map((s) => [s.id, s.name]))
   return [...doc.tools]
     .sort((a, b) => b.tokens - a.tokens)
     .slice(0, TOP_TOOLS)
-    .map((t) => `<tr><td>${escapeHtml(t.tool ?? t.name)}</td><td>${escapeHtml(t.server)}</td><td class="num">${num(t.tokens)}</td><td class="num">${pct(t.share)}</td><td>${escapeHtml(t.description)}</td></tr>`)
+    .map((t) => `<tr><td>${escapeHtml(t.tool ?? t.name)}</td><td>${escapeHtml(serverName.get(t.server))}</td><td class="num">${num(t.tokens)}</td><td class="num">${pct(t.share)}</td><td>${escapeHtml(clip(t.description, 140))}</td></tr>`)
     .join('\n')
 }
 
@@ -52,7 +53,7 @@ export function buildReport(doc, decisions) {
 <title>toolreg report: ${num(m.tools)} tools, ${num(m.tokens)} tokens</title>
 <style>${CSS}</style></head><body>
 <h1>toolreg report</h1>
-<p class="muted">${escapeHtml(doc.config ?? 'Embedded default: the MCP reference servers, run live, plus ' + (doc.catalog?.label ?? 'no catalog') + ' (listed, not callable)')}.<br>
+<p class="muted">${escapeHtml(doc.config ? `Config: ${doc.config}` : `Embedded default: the MCP reference servers, run live, and ${doc.catalog?.label ?? 'no catalog'}, listed but not callable`)}.<br>
 ${num(doc.summary.mcpServers)} MCP servers (${m.failedServers} failed), ${num(doc.servers.length - doc.summary.mcpServers)} catalog servers, ${num(m.tools)} tools;
 their definitions cost <b>${num(m.tokens)}</b> ${escapeHtml(doc.encoding)} tokens, sent with every request unless deferred.</p>
 ${failed.length ? `<p class="deferred-yes">Failed: ${failed.map((s) => `${escapeHtml(s.id)} (${escapeHtml(s.error)})`).join('; ')}</p>` : ''}

@@ -2,13 +2,13 @@
 // server concurrently, each within a timeout, and registers every tool in one ToolRegistry the
 // way an app would (syncMcpToolsToRegistry for live servers, plain entries for the catalog).
 import { createRequire } from 'node:module'
-import pc from 'picocolors'
 import { ConfigError, loadConfigFile } from './config.mjs'
 import { referenceServers } from './defaults.mjs'
-import { defaultCatalog } from './catalog.mjs'
+import { defaultCatalog, firstLine } from './catalog.mjs'
 
 const require = createRequire(import.meta.url)
 const { McpHub, ToolRegistry, buildMcpToolWireId, syncMcpToolsToRegistry } = require('../index.js')
+const { withTimeout } = require('../js/mcp/sync.js')
 const { tool, jsonSchema } = require('ai')
 
 /** Sessions not yet closed; SIGINT closes them so no child process outlives the CLI. */
@@ -20,18 +20,6 @@ export async function closeAllSessions() {
 
 /** MCP annotations mark write/delete tools; the CLI asks before running those. */
 const isDestructive = ({ annotations }) => annotations?.destructiveHint === true
-
-function firstLine(text) {
-  return (text ?? '').split('\n').map((l) => l.trim()).find(Boolean) ?? ''
-}
-
-function withTimeout(promise, ms) {
-  let timer
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms)
-  })
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
-}
 
 function catalogEntries(tools) {
   const servers = new Map()
@@ -110,7 +98,7 @@ async function connectAll(session, servers, { timeoutMs, progress }) {
       const started = Date.now()
       progress?.start(config.id, `connecting: ${display}`)
       try {
-        const listed = await withTimeout(hub.listTools(config.id, { timeoutMs }), timeoutMs)
+        const listed = await withTimeout(hub.listTools(config.id, { timeoutMs }), timeoutMs, `connecting to ${config.id} and listing its tools`)
         record.status = 'connected'
         record.listed = listed
         progress?.finish(config.id, true, `${listed.length} tools`)
@@ -119,7 +107,7 @@ async function connectAll(session, servers, { timeoutMs, progress }) {
         record.status = 'failed'
         record.error = error.message
         record.stderrTail = status?.stderrTail ?? ''
-        progress?.finish(config.id, false, pc.red(`failed: ${error.message}`))
+        progress?.finish(config.id, false, `failed: ${error.message}`)
       }
       record.ms = Date.now() - started
       return record
