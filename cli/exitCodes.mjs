@@ -11,6 +11,7 @@ export const EXIT = Object.freeze({
   NOT_APPROVED: 8,
   NOT_AVAILABLE: 9,
   INTERRUPTED: 130,
+  TERMINATED: 143,
 })
 
 export const EXIT_HELP = `Exit codes:
@@ -24,7 +25,8 @@ export const EXIT_HELP = `Exit codes:
   7    call: the tool ran and failed (isError, or the server errored/timed out)
   8    call: approval needed and not given (declined, or no terminal and no --yes)
   9    not available yet (exec)
-  130  interrupted (Ctrl-C); every server process is stopped first`
+  130  interrupted (Ctrl-C); every server process is stopped first
+  143  terminated (SIGTERM); likewise`
 
 /** An error that ends the CLI with a chosen exit code and a plain message. */
 export class CliError extends Error {

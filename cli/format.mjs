@@ -10,16 +10,6 @@ const TOP = 10
 /** No rule between body rows: a table per screen, not per page. */
 const COMPACT = { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' }
 
-function groupBy(items, key) {
-  const groups = new Map()
-  for (const item of items) {
-    const k = key(item)
-    if (!groups.has(k)) groups.set(k, [])
-    groups.get(k).push(item)
-  }
-  return groups
-}
-
 function table(head, rows, align) {
   const t = new Table({ head: head.map((h) => pc.bold(h)), colAligns: align, chars: COMPACT, style: { head: [], border: [] } })
   t.push(...rows)
@@ -53,7 +43,6 @@ export function formatAudit(doc, { all = false } = {}) {
   const out = []
   const mcp = doc.servers.filter((s) => s.kind === 'mcp')
   const catalog = doc.servers.filter((s) => s.kind === 'catalog')
-  const toolsByServer = groupBy(doc.tools, (t) => t.server)
   out.push(pc.bold(`toolreg audit: ${doc.config ?? 'embedded default (MCP reference servers + catalog)'}`))
   out.push(`Exact ${doc.encoding} tokens of each tool definition as a provider receives it; context window ${num(doc.contextWindow)}${doc.model ? ` (${doc.model})` : ''}.`)
   for (const s of doc.skipped) out.push(pc.yellow(`skipped ${s.key}: ${s.why}`))
@@ -61,7 +50,7 @@ export function formatAudit(doc, { all = false } = {}) {
   if (mcp.length) {
     out.push('', pc.bold('MCP servers'), table(SERVER_HEAD, serverRows(mcp), SERVER_ALIGN))
     for (const s of mcp.filter((x) => x.status !== 'failed')) {
-      const rows = (toolsByServer.get(s.id) ?? []).sort((a, b) => b.tokens - a.tokens).map((t) => toolRow(t))
+      const rows = doc.tools.filter((t) => t.server === s.id).sort((a, b) => b.tokens - a.tokens).map((t) => toolRow(t))
       out.push('', pc.bold(`Tools of ${s.id}`), table(TOOL_HEAD, rows, TOOL_ALIGN))
     }
   }

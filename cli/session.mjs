@@ -5,6 +5,7 @@ import { createRequire } from 'node:module'
 import { ConfigError, loadConfigFile } from './config.mjs'
 import { referenceServers } from './defaults.mjs'
 import { defaultCatalog, firstLine } from './catalog.mjs'
+import { CliError, EXIT } from './exitCodes.mjs'
 
 const require = createRequire(import.meta.url)
 const { McpHub, ToolRegistry, buildMcpToolWireId, syncMcpToolsToRegistry } = require('../index.js')
@@ -16,6 +17,20 @@ const openSessions = new Set()
 
 export async function closeAllSessions() {
   await Promise.allSettled([...openSessions].map((s) => s.close()))
+}
+
+/**
+ * Ctrl-C or a kill: server processes run in their own process groups, so the terminal's signal
+ * does not reach them; close every session, then exit (130 or 143).
+ */
+export function closeSessionsOnSignals() {
+  for (const [signal, code] of [['SIGINT', EXIT.INTERRUPTED], ['SIGTERM', EXIT.TERMINATED]]) {
+    process.once(signal, async () => {
+      process.stderr.write(`\n${signal}: stopping every server…\n`)
+      await closeAllSessions()
+      process.exit(code)
+    })
+  }
 }
 
 /** MCP annotations mark write/delete tools; the CLI asks before running those. */
@@ -90,6 +105,10 @@ export async function openSession({ config, timeoutMs, progress, catalog = true 
   }
 }
 
+function stderrTailOf(hub, serverId) {
+  return hub.status().find((s) => s.id === serverId)?.stderrTail ?? ''
+}
+
 async function connectAll(session, servers, { timeoutMs, progress }) {
   const { hub, registry } = session
   const records = await Promise.all(
@@ -103,10 +122,9 @@ async function connectAll(session, servers, { timeoutMs, progress }) {
         record.listed = listed
         progress?.finish(config.id, true, `${listed.length} tools`)
       } catch (error) {
-        const status = hub.status().find((s) => s.id === config.id)
         record.status = 'failed'
         record.error = error.message
-        record.stderrTail = status?.stderrTail ?? ''
+        record.stderrTail = stderrTailOf(hub, config.id)
         progress?.finish(config.id, false, `failed: ${error.message}`)
       }
       record.ms = Date.now() - started
@@ -124,9 +142,11 @@ async function connectAll(session, servers, { timeoutMs, progress }) {
     }
     delete record.listed
   }
+  if (session.closed) throw new CliError('Interrupted: every server was stopped.', EXIT.INTERRUPTED)
   const synced = await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: selected, needsApproval: isDestructive, timeoutMs })
   for (const { serverId, error } of synced.failedServers) {
-    Object.assign(records.find((r) => r.id === serverId), { status: 'failed', error, tools: [] })
+    Object.assign(records.find((r) => r.id === serverId), { status: 'failed', error, stderrTail: stderrTailOf(hub, serverId), tools: [] })
   }
+  if (session.closed) throw new CliError('Interrupted: every server was stopped.', EXIT.INTERRUPTED)
   session.servers.push(...records)
 }

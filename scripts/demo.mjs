@@ -4,7 +4,7 @@
 // The commands run in this one process on one session, so the servers start once. Works on the
 // committed data alone (a fresh clone has no ../shared).
 import { main } from '../cli/program.mjs'
-import { closeAllSessions, openSession } from '../cli/session.mjs'
+import { closeAllSessions, closeSessionsOnSignals, openSession } from '../cli/session.mjs'
 
 const steps = [
   ['audit', '--context-window', '200000'],
@@ -20,6 +20,7 @@ async function openOnce(options) {
   return { ...(await shared), close: async () => {} }
 }
 
+closeSessionsOnSignals()
 let code = 0
 try {
   for (const args of steps) {
