@@ -22,6 +22,8 @@ function positiveInt(value) {
 }
 
 const configOption = () => new Option('-c, --config <file>', 'MCP config: {"mcpServers": {...}} (Claude Desktop, Cursor, Cherry Studio) or {"servers": {...}} (VS Code); default: the embedded reference servers + catalog')
+const windowOption = () => new Option('-w, --context-window <n>', 'the model\'s context window in tokens (default: --model\'s, else 32,000)').argParser(positiveInt)
+const modelOption = () => new Option('-m, --model <name>', `take the window from a known model id (${MODEL_WINDOWS.map(([m]) => m).join(', ')})`)
 const timeoutOption = () => new Option('-t, --timeout <ms>', 'per-server time to connect and list tools').argParser(positiveInt).default(DEFAULT_TIMEOUT_MS)
 
 /** Opens the configured servers; progress lines on stderr only where asked. */
@@ -72,8 +74,8 @@ export function createProgram({ open = openSession } = {}) {
     .command('audit')
     .description('connect to every server (concurrently, each within --timeout) and report each tool\'s exact token cost, the defer decision and the savings')
     .addOption(configOption())
-    .option('-w, --context-window <n>', 'the model\'s context window in tokens (default: --model\'s, else 32,000)', positiveInt)
-    .option('-m, --model <name>', `take the window from a known model id (${MODEL_WINDOWS.map(([m]) => m).join(', ')})`)
+    .addOption(windowOption())
+    .addOption(modelOption())
     .option('--json', 'print one JSON document instead of tables')
     .option('--all', 'list every catalog server and tool, not only the costliest')
     .addOption(timeoutOption())
@@ -143,11 +145,13 @@ export function createProgram({ open = openSession } = {}) {
     .description('write one self-contained HTML page: treemap of token cost, decisions at 8k-1M windows, top tools, search')
     .addOption(configOption())
     .option('-o, --out <file>', 'where to write the page', 'toolreg-report.html')
+    .addOption(windowOption())
+    .addOption(modelOption())
     .addOption(timeoutOption())
     .addHelpText('after', `\n${EXIT_HELP}`)
     .action(async (opts) => {
       const { doc, html } = await withSession(open, opts, async (s) => {
-        const doc = await audit(s)
+        const doc = await audit(s, windowOf(opts))
         return { doc, html: buildReport(doc, await decisionsAt(s.registry)) }
       }, { progress: true })
       const out = resolve(opts.out)

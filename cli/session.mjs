@@ -59,10 +59,10 @@ function catalogEntries(tools) {
 }
 
 /**
- * @param {{ config?: string, timeoutMs: number, progress?: ReturnType<import('./progress.mjs').createProgress>, catalog?: boolean }} opts
- * `catalog: false` leaves the listed-only catalog out of the default.
+ * The servers of `config` (a file path), or the embedded default with its catalog when absent.
+ * @param {{ config?: string, timeoutMs: number, progress?: ReturnType<import('./progress.mjs').createProgress> }} opts
  */
-export async function openSession({ config, timeoutMs, progress, catalog = true }) {
+export async function openSession({ config, timeoutMs, progress }) {
   const loaded = config ? loadConfigFile(config) : referenceServers()
   const hub = new McpHub({ servers: [], connectTimeoutMs: timeoutMs, reconnectBackoffMs: 0 })
   const session = {
@@ -91,7 +91,7 @@ export async function openSession({ config, timeoutMs, progress, catalog = true 
       }
     }
     await connectAll(session, loaded.servers, { timeoutMs, progress })
-    if (!config && catalog) {
+    if (!config) {
       const { tools, label, source } = defaultCatalog()
       const built = catalogEntries(tools)
       session.registry.registerMany(built.entries)
