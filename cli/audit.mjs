@@ -4,15 +4,15 @@ import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
 const { shouldDefer, FALLBACK_CONTEXT_WINDOW } = require('../index.js')
-const { entryCosts, DEFAULT_ENCODING } = require('../js/tokens.js')
-const { isApprovalGated } = require('../js/meta/shared.js')
+const { recordCosts, DEFAULT_ENCODING } = require('../js/tokens.js')
+const { recordOf, hasApprovalGate } = require('../js/registry.js')
 
 export const REPORT_WINDOWS = [8_000, 32_000, 128_000, 200_000, 1_000_000]
 
 /** Costs of every registered tool, keyed by name. */
 async function toolCosts(registry) {
   const entries = registry.getAll()
-  const costs = await entryCosts(entries)
+  const costs = await recordCosts(entries.map(recordOf))
   return { entries, cost: new Map(entries.map((e, i) => [e.name, costs[i]])) }
 }
 
@@ -48,7 +48,7 @@ export async function audit(session, opts = {}) {
   const d = await shouldDefer(entries, contextWindow)
   const share = (tokens) => tokens / contextWindow
   const reasonFor = (entry) => {
-    if (isApprovalGated(entry.tool)) return 'approval-gated: never deferred, so approval cannot be bypassed'
+    if (hasApprovalGate(entry.tool)) return 'approval-gated: never deferred, so approval cannot be bypassed'
     if (entry.defer === 'never') return 'defer: never'
     return d.reason
   }
@@ -62,7 +62,7 @@ export async function audit(session, opts = {}) {
       tokens,
       share: share(tokens),
       deferred: d.deferredNames.has(entry.name),
-      approvalGated: isApprovalGated(entry.tool),
+      approvalGated: hasApprovalGate(entry.tool),
       callable: typeof entry.tool.execute === 'function',
       reason: reasonFor(entry),
     }

@@ -5,8 +5,7 @@ import { CliError, EXIT } from './exitCodes.mjs'
 
 const require = createRequire(import.meta.url)
 const { ToolRegistry, schemaToJSDoc, mcpResultToText } = require('../index.js')
-const { internals } = require('../js/registry.js')
-const { isApprovalGated } = require('../js/meta/shared.js')
+const { internals, hasApprovalGate } = require('../js/registry.js')
 const { resolveJsonSchema } = require('../js/schema.js')
 
 /** `filesystem` and `mcp:filesystem` both name the namespace `mcp:filesystem`. */
@@ -84,7 +83,7 @@ export async function callTool(registry, name, json, { yes } = {}) {
     throw new CliError(`Invalid params for ${entry.name}:\n${check.message}\nExpected:\n${await signatureOf(entry)}`, EXIT.INVALID_PARAMS)
   }
   if (check.status === 'valid') params = JSON.parse(check.valueJson)
-  if (isApprovalGated(entry.tool) && !(await askApproval(entry, params, { yes }))) {
+  if (hasApprovalGate(entry.tool) && !(await askApproval(entry, params, { yes }))) {
     throw new CliError(`Not approved: ${entry.name} was not run.`, EXIT.NOT_APPROVED)
   }
   try {
