@@ -12,7 +12,6 @@ export const MODEL_WINDOWS = [
   ['claude-3-5', 200_000],
   ['gemini-2.5', 1_048_576],
   ['deepseek', 128_000],
-  ['qwen3', 128_000],
 ]
 
 /** The window of the longest known prefix of `name`, or undefined. */
