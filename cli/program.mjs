@@ -81,7 +81,8 @@ export function createProgram({ open = openSession } = {}) {
     .addOption(timeoutOption())
     .addHelpText('after', `\n${EXIT_HELP}`)
     .action(async (opts) => {
-      const doc = await withSession(open, opts, (s) => audit(s, windowOf(opts)), { progress: true })
+      const window = windowOf(opts)
+      const doc = await withSession(open, opts, (s) => audit(s, window), { progress: true })
       process.stdout.write(opts.json ? `${JSON.stringify(doc)}\n` : `${formatAudit(doc, { all: opts.all })}\n`)
       if (doc.summary.failedServers) outcome.exitCode = EXIT.SERVER_FAILED
     })
@@ -150,8 +151,9 @@ export function createProgram({ open = openSession } = {}) {
     .addOption(timeoutOption())
     .addHelpText('after', `\n${EXIT_HELP}`)
     .action(async (opts) => {
+      const window = windowOf(opts)
       const { doc, html } = await withSession(open, opts, async (s) => {
-        const doc = await audit(s, windowOf(opts))
+        const doc = await audit(s, window)
         return { doc, html: buildReport(doc, await decisionsAt(s.registry)) }
       }, { progress: true })
       const out = resolve(opts.out)
