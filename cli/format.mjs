@@ -67,7 +67,9 @@ export function formatAudit(doc, { all = false } = {}) {
   if (failed.length) {
     out.push('', pc.bold(pc.red(`Failed servers (${failed.length})`)))
     for (const s of failed) {
-      out.push(`${pc.red('✘')} ${s.id} ${pc.dim(`(${s.key})`)}`, `    command: ${s.command}`, `    error:   ${s.error}`)
+      const stdio = s.transport === 'stdio'
+      out.push(`${pc.red('✘')} ${s.id} ${pc.dim(`(${s.key})`)}`, `    ${stdio ? 'command:' : 'url:    '} ${s.command}`, `    error:   ${s.error}`)
+      if (!stdio) continue
       const tail = s.stderrTail.trim().split('\n').slice(-10)
       out.push(s.stderrTail.trim() ? `    stderr (last ${tail.length === 1 ? 'line' : `${tail.length} lines`}):\n${tail.map((l) => `      | ${l}`).join('\n')}` : '    stderr:  (empty)')
     }
