@@ -1,18 +1,10 @@
 // Real MCP servers for the tests: the official reference servers installed as devDependencies,
 // and our own rmcp test server (examples/mcp_test_server.rs, built by `cargo test`).
-import { createRequire } from 'node:module'
 import { existsSync, mkdtempSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { tmpdir } from 'node:os'
 import { execFileSync } from 'node:child_process'
-
-const require = createRequire(import.meta.url)
-
-function binOf(pkg) {
-  const manifest = require.resolve(`${pkg}/package.json`)
-  const { bin } = require(manifest)
-  return join(dirname(manifest), typeof bin === 'string' ? bin : Object.values(bin)[0])
-}
+import { binOf } from '../cli/defaults.mjs'
 
 export function referenceServer(kind, id = kind, name = kind) {
   const base = { id, name, type: 'stdio', command: process.execPath }

@@ -296,4 +296,4 @@ async function syncCatalog(registry, host, opts) {
   return result
 }
 
-module.exports = { syncMcpToolsToRegistry, McpToolError, DEFAULT_SYNC_TIMEOUT_MS }
+module.exports = { syncMcpToolsToRegistry, McpToolError, DEFAULT_SYNC_TIMEOUT_MS, withTimeout }

@@ -1,0 +1,37 @@
+// Runs the toolreg CLI as a child process, the way a user does.
+import { spawn } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const root = fileURLToPath(new URL('..', import.meta.url))
+export const bin = join(root, 'bin', 'toolreg.mjs')
+/** An empty data folder: the CLI must fall back to the committed catalog excerpt. */
+export const emptyData = mkdtempSync(join(tmpdir(), 'toolreg-cli-no-data-'))
+
+export function cliEnv(extra = {}) {
+  return { ...process.env, TOOLREG_DATA: emptyData, NO_COLOR: '1', FORCE_COLOR: '0', ...extra }
+}
+
+/** Starts the CLI; `done` resolves to `{ code, signal, stdout, stderr, ms }`. */
+export function startCli(args, { env = cliEnv(), input } = {}) {
+  const started = Date.now()
+  const child = spawn(process.execPath, [bin, ...args], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] })
+  const out = { stdout: '', stderr: '' }
+  child.stdout.on('data', (d) => (out.stdout += d))
+  child.stderr.on('data', (d) => (out.stderr += d))
+  child.stdin.end(input ?? '')
+  const done = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, ...out, ms: Date.now() - started })))
+  return { child, out, done }
+}
+
+export function runCli(args, opts) {
+  return startCli(args, opts).done
+}
+
+export function writeConfig(json, name = 'mcp.json') {
+  const file = join(mkdtempSync(join(tmpdir(), 'toolreg-cli-config-')), name)
+  writeFileSync(file, typeof json === 'string' ? json : JSON.stringify(json, null, 2))
+  return file
+}

@@ -1,0 +1,44 @@
+// The embedded default used when no --config is given: the official MCP reference servers the
+// repository installs as devDependencies, run for real, plus the large listed-only catalog.
+import { createRequire } from 'node:module'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { shellQuote } from './config.mjs'
+
+const require = createRequire(import.meta.url)
+
+/** The entry script of an installed package's bin. */
+export function binOf(pkg) {
+  const manifest = require.resolve(`${pkg}/package.json`)
+  const { bin } = require(manifest)
+  return join(dirname(manifest), typeof bin === 'string' ? bin : Object.values(bin)[0])
+}
+
+/**
+ * `{ servers, skipped, cleanup }`: stdio configs for everything, filesystem (on a fresh
+ * temporary folder) and memory (with its graph file in that folder). A package that is not
+ * installed (the published package has no devDependencies) is skipped with the reason.
+ */
+export function referenceServers() {
+  const scratch = mkdtempSync(join(tmpdir(), 'toolreg-cli-'))
+  const wanted = [
+    { id: 'everything', pkg: '@modelcontextprotocol/server-everything', args: ['stdio'] },
+    { id: 'filesystem', pkg: '@modelcontextprotocol/server-filesystem', args: [scratch] },
+    { id: 'memory', pkg: '@modelcontextprotocol/server-memory', args: [], env: { MEMORY_FILE_PATH: join(scratch, 'memory.jsonl') } },
+  ]
+  const servers = []
+  const skipped = []
+  for (const { id, pkg, args, env } of wanted) {
+    let entry
+    try {
+      entry = binOf(pkg)
+    } catch {
+      skipped.push({ key: id, why: `${pkg} is not installed (it is a devDependency of toolreg; npm install it to audit it live)` })
+      continue
+    }
+    const config = { id, name: id, type: 'stdio', command: process.execPath, args: [entry, ...args], env: env ?? {} }
+    servers.push({ config, key: id, display: ['node', entry, ...args].map(shellQuote).join(' ') })
+  }
+  return { servers, skipped, cleanup: () => rmSync(scratch, { recursive: true, force: true }) }
+}

@@ -1,0 +1,38 @@
+// Exit codes of `toolreg`, documented in `toolreg --help` and the README.
+export const EXIT = Object.freeze({
+  OK: 0,
+  INTERNAL: 1,
+  USAGE: 2,
+  CONFIG: 3,
+  SERVER_FAILED: 4,
+  TOOL_NOT_FOUND: 5,
+  INVALID_PARAMS: 6,
+  TOOL_FAILED: 7,
+  NOT_APPROVED: 8,
+  NOT_AVAILABLE: 9,
+  INTERRUPTED: 130,
+  TERMINATED: 143,
+})
+
+export const EXIT_HELP = `Exit codes:
+  0    success
+  1    unexpected error
+  2    bad command line (unknown option, missing argument, bad number)
+  3    bad config file (the message names the file and the key)
+  4    audit/report finished, but at least one server failed or timed out
+  5    no such tool, an ambiguous name, or a listed-only catalog tool (call)
+  6    call: the JSON params are not valid JSON or do not match the tool's schema
+  7    call: the tool ran and failed (isError, or the server errored/timed out)
+  8    call: approval needed and not given (declined, or no terminal and no --yes)
+  9    not available yet (exec)
+  130  interrupted (Ctrl-C); every server process is stopped first
+  143  terminated (SIGTERM); likewise`
+
+/** An error that ends the CLI with a chosen exit code and a plain message. */
+export class CliError extends Error {
+  constructor(message, exitCode) {
+    super(message)
+    this.name = 'CliError'
+    this.exitCode = exitCode
+  }
+}

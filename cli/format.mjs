@@ -1,0 +1,89 @@
+// Terminal rendering of the audit document.
+import Table from 'cli-table3'
+import pc from 'picocolors'
+
+export const num = (n) => n.toLocaleString('en-US')
+/** `text` cut to `max` characters, with an ellipsis when cut. */
+export const clip = (text, max) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
+export const pct = (x) => `${(x * 100).toFixed(x < 0.01 ? 2 : 1)}%`
+const TOP = 10
+/** No rule between body rows: a table per screen, not per page. */
+const COMPACT = { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' }
+
+function table(head, rows, align) {
+  const t = new Table({ head: head.map((h) => pc.bold(h)), colAligns: align, chars: COMPACT, style: { head: [], border: [] } })
+  t.push(...rows)
+  return t.toString()
+}
+
+const decisionText = (t) => (t.deferred ? pc.yellow('deferred') : t.approvalGated ? pc.magenta('inline (approval)') : pc.green('inline'))
+const shortReason = (t) => (t.approvalGated ? 'approval-gated' : t.reason.split(':')[0])
+
+function serverRows(servers) {
+  return servers.map((s) => [
+    s.kind === 'catalog' ? `${s.name} ${pc.dim(`(${s.id})`)}` : s.id,
+    s.transport,
+    s.status === 'failed' ? pc.red('failed') : s.status === 'listed' ? pc.dim('listed only') : pc.green(s.status),
+    num(s.toolCount),
+    num(s.tokens),
+    pct(s.share),
+    `${num(s.deferredTools)}/${num(s.toolCount)}`,
+    num(s.deferredTokens),
+  ])
+}
+
+const SERVER_HEAD = ['server', 'transport', 'status', 'tools', 'tokens', '% window', 'deferred', 'tokens deferred']
+const SERVER_ALIGN = ['left', 'left', 'left', 'right', 'right', 'right', 'right', 'right']
+const TOOL_HEAD = ['tool', 'tokens', '% window', 'decision', 'reason']
+const TOOL_ALIGN = ['left', 'right', 'right', 'left', 'left']
+const toolRow = (t, label = t.tool) => [label, num(t.tokens), pct(t.share), decisionText(t), shortReason(t)]
+
+/** The audit as tables and a summary; `all` lists every catalog server and tool. */
+export function formatAudit(doc, { all = false } = {}) {
+  const out = []
+  const mcp = doc.servers.filter((s) => s.kind === 'mcp')
+  const catalog = doc.servers.filter((s) => s.kind === 'catalog')
+  out.push(pc.bold(`toolreg audit: ${doc.config ?? 'embedded default (MCP reference servers + catalog)'}`))
+  out.push(`Exact ${doc.encoding} tokens of each tool definition as a provider receives it; context window ${num(doc.contextWindow)}${doc.model ? ` (${doc.model})` : ''}.`)
+  for (const s of doc.skipped) out.push(pc.yellow(`skipped ${s.key}: ${s.why}`))
+
+  if (mcp.length) {
+    out.push('', pc.bold('MCP servers'), table(SERVER_HEAD, serverRows(mcp), SERVER_ALIGN))
+    for (const s of mcp.filter((x) => x.status !== 'failed')) {
+      const rows = doc.tools.filter((t) => t.server === s.id).sort((a, b) => b.tokens - a.tokens).map((t) => toolRow(t))
+      out.push('', pc.bold(`Tools of ${s.id}`), table(TOOL_HEAD, rows, TOOL_ALIGN))
+    }
+  }
+  if (catalog.length) {
+    const c = doc.catalog
+    const shown = all ? catalog : [...catalog].sort((a, b) => b.tokens - a.tokens).slice(0, TOP)
+    out.push('', pc.bold(`Catalog: ${c.label}`), `${num(c.servers)} servers, ${num(c.tools)} tools, listed but not callable (no server behind them runs).`)
+    out.push(all ? '' : `Costliest ${shown.length} of ${num(catalog.length)} catalog servers (--all lists every one):`, table(SERVER_HEAD, serverRows(shown), SERVER_ALIGN))
+    const catalogIds = new Set(catalog.map((s) => s.id))
+    const tools = doc.tools.filter((t) => catalogIds.has(t.server)).sort((a, b) => b.tokens - a.tokens)
+    out.push(all ? '' : `Costliest ${Math.min(TOP, tools.length)} catalog tools:`, table(['server', ...TOOL_HEAD], (all ? tools : tools.slice(0, TOP)).map((t) => [t.server, ...toolRow(t)]), ['left', ...TOOL_ALIGN]))
+  }
+  const failed = doc.servers.filter((s) => s.status === 'failed')
+  if (failed.length) {
+    out.push('', pc.bold(pc.red(`Failed servers (${failed.length})`)))
+    for (const s of failed) {
+      const stdio = s.transport === 'stdio'
+      out.push(`${pc.red('✘')} ${s.id} ${pc.dim(`(${s.key})`)}`, `    ${stdio ? 'command:' : 'url:    '} ${s.command}`, `    error:   ${s.error}`)
+      if (!stdio) continue
+      const tail = s.stderrTail.trim().split('\n').slice(-10)
+      out.push(s.stderrTail.trim() ? `    stderr (last ${tail.length === 1 ? 'line' : `${tail.length} lines`}):\n${tail.map((l) => `      | ${l}`).join('\n')}` : '    stderr:  (empty)')
+    }
+  }
+  const m = doc.summary
+  out.push(
+    '',
+    pc.bold('Summary'),
+    `  servers    ${num(m.mcpServers)} MCP (${m.failedServers ? pc.red(`${m.failedServers} failed`) : '0 failed'})${catalog.length ? `, ${num(catalog.length)} catalog` : ''}`,
+    `  tools      ${num(m.tools)} definitions = ${num(m.tokens)} tokens, ${pct(m.share)} of the window`,
+    `  threshold  ${num(m.threshold)} tokens (10% of the window)`,
+    `  decision   ${m.deferredTools ? pc.yellow(`defer ${num(m.deferredTools)} tools`) : pc.green('defer nothing')}: ${m.reason}`,
+    `  inline     ${num(m.inlineTokens)} tokens per request${m.deferredTools ? ` (incl. ${num(m.overheadTokens)} for the meta-tools and <deferred-tools> section)` : ''}`,
+    `  saved      ${pc.bold(num(m.savedTokens))} tokens per request`,
+  )
+  return out.join('\n')
+}

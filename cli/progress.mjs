@@ -1,0 +1,50 @@
+// Connection progress, one line per server, on stderr (stdout stays clean for --json): redrawn
+// in place on a terminal, plain lines as events happen otherwise (CI logs, pipes, tests).
+import pc from 'picocolors'
+import { clip } from './format.mjs'
+
+const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏']
+
+export function createProgress(stream = process.stderr, { live = stream.isTTY === true } = {}) {
+  const rows = new Map()
+  let drawn = 0
+  let frame = 0
+  let timer
+
+  const text = (id, row) => {
+    const elapsed = ((row.doneAt ?? Date.now()) - row.startedAt) / 1000
+    const mark = row.state === 'ok' ? pc.green('✔') : row.state === 'failed' ? pc.red('✘') : pc.cyan(FRAMES[frame % FRAMES.length])
+    // One screen line per server, or moving the cursor up by the row count would go wrong.
+    const room = Math.max(10, (stream.columns ?? 100) - id.length - 26)
+    return `${mark} ${id.padEnd(16)} ${row.state === 'failed' ? pc.red(clip(row.message, room)) : clip(row.message, room)} ${pc.dim(`${elapsed.toFixed(1)}s`)}`
+  }
+  const redraw = () => {
+    if (drawn > 0) stream.write(`\x1b[${drawn}A`)
+    for (const [id, row] of rows) stream.write(`\x1b[2K${text(id, row)}\n`)
+    drawn = rows.size
+    frame += 1
+  }
+
+  return {
+    start(id, message) {
+      rows.set(id, { state: 'running', message, startedAt: Date.now() })
+      if (live) {
+        timer ??= setInterval(redraw, 80)
+        redraw()
+      } else {
+        stream.write(`${id}: ${message}\n`)
+      }
+    },
+    finish(id, ok, message) {
+      const row = rows.get(id)
+      Object.assign(row, { state: ok ? 'ok' : 'failed', message, doneAt: Date.now() })
+      if (live) redraw()
+      else stream.write(`${id}: ${message} (${((row.doneAt - row.startedAt) / 1000).toFixed(1)}s)\n`)
+    },
+    stop() {
+      clearInterval(timer)
+      timer = undefined
+      if (live && rows.size) redraw()
+    },
+  }
+}
