@@ -56,16 +56,26 @@ describe('the packed package, installed offline without Rust', () => {
   }, 240_000)
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-  const offlineEnv = () => ({ ...process.env, PATH: pathWithoutRust(), npm_config_offline: 'true' })
+  // A private npm cache: what the offline installs find is exactly what this test put there.
+  const cacheEnv = () => ({ ...process.env, npm_config_cache: join(dir, 'npm-cache') })
+  const offlineEnv = () => ({ ...cacheEnv(), PATH: pathWithoutRust(), npm_config_offline: 'true' })
+  let cached = false
 
   /**
    * A fresh project with the main tarball (and `extra` tarballs) installed offline. The package's
-   * own registry dependencies are put in npm's cache first (a lockfile install, as this
-   * checkout's, caches tarballs but not the metadata an install resolves versions from); `ai`,
-   * the peer a host already has, is this checkout's copy.
+   * registry dependencies (the lockfile's non-dev packages, at their locked versions) are put in
+   * the private cache first, the one step that reaches the registry; `ai`, the peer a host
+   * already has, is this checkout's copy.
    */
   function consumer(name, extra, flags = []) {
-    for (const [dep, range] of Object.entries(pkg.dependencies ?? {})) npm(['cache', 'add', `${dep}@${range}`], dir)
+    if (!cached) {
+      const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'))
+      const specs = Object.entries(lock.packages)
+        .filter(([path, info]) => path.startsWith('node_modules/') && !info.dev && !info.devOptional && info.version && !info.link)
+        .map(([path, info]) => `${path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length)}@${info.version}`)
+      npm(['cache', 'add', ...new Set(specs)], dir, cacheEnv())
+      cached = true
+    }
     const app = join(dir, name)
     mkdirSync(join(app, 'node_modules'), { recursive: true })
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name, version: '1.0.0', private: true }))
@@ -98,7 +108,7 @@ describe('the packed package, installed offline without Rust', () => {
       const out = JSON.parse(execFileSync(process.execPath, [file], { cwd: app, env, encoding: 'utf8' }))
       expect(out).toEqual({ reason: 'auto_pool_deferred', names: ['tool_inspect', 'tool_invoke', 'tool_search'], hasSection: true, first: 'search_topic_5' })
     }
-  })
+  }, 180_000)
 
   it('without its platform package, says what to install', () => {
     const bare = consumer('bare', [], ['--omit=optional'])
@@ -106,7 +116,7 @@ describe('the packed package, installed offline without Rust', () => {
     expect(run.status).not.toBe(0)
     expect(run.stderr).toContain('toolreg-linux-x64-gnu')
     expect(run.stderr).toContain('TOOLREG_NO_NATIVE_ADDON')
-  })
+  }, 180_000)
 })
 
 describe('TypeScript hosts', () => {
@@ -114,5 +124,5 @@ describe('TypeScript hosts', () => {
     const tsc = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, '__tests__', 'types', 'tsconfig.json')], { encoding: 'utf8', timeout: 120_000 })
     expect(tsc.stdout + tsc.stderr).toBe('')
     expect(tsc.status).toBe(0)
-  })
+  }, 180_000)
 })
