@@ -20,6 +20,7 @@ const { MetaToolName } = require('./js/meta/shared')
 const { createToolSearchTool } = require('./js/meta/search')
 const { createToolInspectTool } = require('./js/meta/inspect')
 const { createToolInvokeTool } = require('./js/meta/invoke')
+const { createToolExecTool } = require('./js/meta/exec')
 const { schemaToJSDoc } = require('./js/jsdoc')
 const { ToolregError, ToolInvocationError } = require('./js/errors')
 const { McpHub } = require('./js/mcp/hub')
@@ -44,6 +45,7 @@ module.exports = {
   createToolSearchTool,
   createToolInspectTool,
   createToolInvokeTool,
+  createToolExecTool,
   schemaToJSDoc,
   McpHub,
   buildMcpToolWireId,

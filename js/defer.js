@@ -1,7 +1,7 @@
 'use strict'
 
 const native = require('../binding.js')
-const { ToolregError, invalidArgument } = require('./errors')
+const { invalidArgument } = require('./errors')
 const { labelOf } = require('./registry')
 const { entryCosts, encodingOf, countTokens } = require('./tokens')
 const { definitionText } = require('./schema')
@@ -9,6 +9,7 @@ const { MetaToolName, isApprovalGated } = require('./meta/shared')
 const { createToolSearchTool } = require('./meta/search')
 const { createToolInspectTool } = require('./meta/inspect')
 const { createToolInvokeTool } = require('./meta/invoke')
+const { createToolExecTool } = require('./meta/exec')
 
 const defaults = native.deferDefaults()
 const DEFER_THRESHOLD_PCT = defaults.deferThresholdPct
@@ -154,18 +155,19 @@ async function shouldDefer(entries, contextWindow, opts = {}) {
   }
 }
 
+/** Adds `tool_exec` over every allowed tool; `opts.exec` may be `true` or its options. */
+function withExecTool(exposed, registry, allowedNames, opts) {
+  const execOptions = typeof opts.exec === 'object' ? opts.exec : {}
+  exposed[MetaToolName.Exec] = createToolExecTool(registry, { ...execOptions, allowedNames })
+  return exposed
+}
+
 /**
  * Applies the defer decision to a request's ToolSet: deferred tools leave `tools`, the
  * meta-tools come in, and the `<deferred-tools>` section is returned for the system prompt.
  * When nothing is deferred, the very same `tools` object comes back.
  */
 async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
-  if (opts.exec) {
-    throw new ToolregError(
-      'tool_exec is not available yet: the sandboxed code runner is not part of this release. Leave opts.exec unset.',
-      'TOOLREG_NOT_AVAILABLE',
-    )
-  }
   if (tools == null || Object.keys(tools).length === 0) {
     return { tools, deferredEntries: [], systemPrompt: undefined }
   }
@@ -177,17 +179,19 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
   }
   const decision = await shouldDefer(candidates, contextWindow, opts)
   const { deferredNames } = decision
-  if (deferredNames.size === 0) {
-    return { tools, deferredEntries: [], systemPrompt: undefined, decision }
-  }
   const allowedNames = new Set(names)
   for (const name of opts.extraAllowedNames ?? []) allowedNames.add(name)
+  if (deferredNames.size === 0) {
+    if (opts.exec) return { tools: withExecTool({ ...tools }, registry, allowedNames, opts), deferredEntries: [], systemPrompt: undefined, decision }
+    return { tools, deferredEntries: [], systemPrompt: undefined, decision }
+  }
   const inspectedNames = new Set()
   const exposed = {}
   for (const name of names) if (!deferredNames.has(name)) exposed[name] = tools[name]
   exposed[MetaToolName.Search] = createToolSearchTool(registry, deferredNames, inspectedNames)
   exposed[MetaToolName.Inspect] = createToolInspectTool(registry, allowedNames, inspectedNames)
   exposed[MetaToolName.Invoke] = createToolInvokeTool(registry, allowedNames, inspectedNames)
+  if (opts.exec) withExecTool(exposed, registry, allowedNames, opts)
   const deferredEntries = candidates.filter((e) => deferredNames.has(e.name))
   return { tools: exposed, deferredEntries, systemPrompt: buildDeferredToolsSection(deferredEntries), decision }
 }
