@@ -59,15 +59,22 @@ impl ExecPool {
             events: events_tx.clone(),
         };
         let task = move || {
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                sandbox::run(job, signals, events, events_tx)
-            }))
-            .unwrap_or_else(|panic| ExecOutcome {
-                result: Err(ExecError::Engine(panic_message(&panic))),
-                logs: Vec::new(),
-                tool_calls: 0,
-            });
+            let (outcome, used_engine) =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    sandbox::run(job, signals, events, events_tx)
+                }))
+                .unwrap_or_else(|panic| {
+                    let outcome = ExecOutcome {
+                        result: Err(ExecError::Engine(panic_message(&panic))),
+                        logs: Vec::new(),
+                        tool_calls: 0,
+                    };
+                    (outcome, None)
+                });
             done(outcome);
+            // Freeing the used engine and building the next one happen after the answer.
+            drop(used_engine);
+            sandbox::prepare_spare();
         };
         self.threads
             .lock()

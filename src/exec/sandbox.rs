@@ -216,18 +216,60 @@ impl RunState {
     }
 }
 
+/// A QuickJS runtime with its one context. Each run gets one no code has touched, and it is
+/// dropped after the run: engines are never reused.
+pub(crate) struct Engine {
+    // Field order is drop order: the context before its runtime.
+    context: Context,
+    runtime: Runtime,
+}
+
+impl Engine {
+    fn new() -> rquickjs::Result<Self> {
+        let runtime = Runtime::new()?;
+        let context = Context::custom::<Intrinsics>(&runtime)?;
+        Ok(Engine { context, runtime })
+    }
+}
+
+thread_local! {
+    /// The next run's engine, built while this thread was idle.
+    static SPARE: RefCell<Option<Engine>> = const { RefCell::new(None) };
+}
+
+/// Builds this thread's next engine ahead of time, so its cost is off the next run's path.
+pub(crate) fn prepare_spare() {
+    SPARE.with(|spare| {
+        let mut spare = spare.borrow_mut();
+        if spare.is_none() {
+            *spare = Engine::new().ok();
+        }
+    });
+}
+
+fn fresh_engine() -> rquickjs::Result<Engine> {
+    match SPARE.with(|spare| spare.borrow_mut().take()) {
+        Some(engine) => Ok(engine),
+        None => Engine::new(),
+    }
+}
+
 /// Runs one job on this thread; `events` carries tool answers, approval waits and aborts.
+/// Also returns the used engine, for the caller to free after delivering the outcome.
 pub(crate) fn run(
     job: ExecJob,
     signals: Arc<RunSignals>,
     events: Receiver<Event>,
     events_tx: Sender<Event>,
-) -> ExecOutcome {
+) -> (ExecOutcome, Option<Engine>) {
     let limits = job.limits;
-    let failed = |error| ExecOutcome {
-        result: Err(error),
-        logs: Vec::new(),
-        tool_calls: 0,
+    let failed = |error| {
+        let outcome = ExecOutcome {
+            result: Err(error),
+            logs: Vec::new(),
+            tool_calls: 0,
+        };
+        (outcome, None)
     };
     if job.code.len() as u64 > limits.max_source_bytes {
         return failed(ExecError::LimitExceeded {
@@ -239,19 +281,16 @@ pub(crate) fn run(
     if signals.aborted.load(Ordering::SeqCst) {
         return failed(ExecError::Aborted);
     }
-    let runtime = match Runtime::new() {
-        Ok(runtime) => runtime,
+    let engine = match fresh_engine() {
+        Ok(engine) => engine,
         Err(e) => return failed(ExecError::Engine(e.to_string())),
     };
+    let Engine { runtime, context } = &engine;
     runtime.set_memory_limit(usize::try_from(limits.memory_limit_bytes).unwrap_or(usize::MAX));
     runtime.set_max_stack_size(usize::try_from(limits.max_stack_size_bytes).unwrap_or(usize::MAX));
     let interrupt_signals = signals.clone();
     runtime.set_interrupt_handler(Some(Box::new(move || interrupt_signals.should_stop())));
     signals.start_clock(Duration::from_millis(limits.timeout_ms));
-    let context = match Context::custom::<Intrinsics>(&runtime) {
-        Ok(context) => context,
-        Err(e) => return failed(ExecError::Engine(e.to_string())),
-    };
 
     let bridge = job.bridge.clone();
     let state: SharedState = Rc::new(RefCell::new(RunState {
@@ -278,11 +317,12 @@ pub(crate) fn run(
         result
     });
     let mut state = state.borrow_mut();
-    ExecOutcome {
+    let outcome = ExecOutcome {
         result,
         logs: std::mem::take(&mut state.logs),
         tool_calls: state.calls_made,
-    }
+    };
+    (outcome, Some(engine))
 }
 
 fn drive<'js>(
