@@ -200,9 +200,8 @@ function createToolExecTool(registry, options = {}) {
     toModelOutput({ toolCallId, output }) {
       const media = mediaByCall.get(toolCallId) ?? []
       mediaByCall.delete(toolCallId)
-      const text = JSON.stringify(output ?? null)
       if (media.length === 0) return { type: output?.isError ? 'error-json' : 'json', value: output ?? null }
-      return { type: 'content', value: [{ type: 'text', text }, ...media] }
+      return { type: 'content', value: [{ type: 'text', text: JSON.stringify(output ?? null) }, ...media] }
     },
   })
 }
