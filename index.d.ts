@@ -144,8 +144,8 @@ export declare function shouldDefer(
 export interface ApplyDeferOptions extends ShouldDeferOptions {
   /** Names the meta-tools may reach besides the request's own tools. */
   extraAllowedNames?: Iterable<string>
-  /** Injects tool_exec (not available in this release: throws TOOLREG_NOT_AVAILABLE). */
-  exec?: boolean
+  /** Injects tool_exec over every allowed tool; pass its options (less `allowedNames`) to configure it. */
+  exec?: boolean | Omit<ToolExecOptions, 'allowedNames'>
 }
 
 export interface DeferExposition<T extends ToolSet | undefined> {
@@ -200,6 +200,55 @@ export declare function createToolInvokeTool(
   inspectedNames?: Set<string>,
   requestEntries?: ReadonlyMap<string, ToolEntry>,
 ): Tool<{ name: string; params?: Record<string, unknown> }, unknown>
+
+/** tool_exec limits, with the AI SDK code mode's names and defaults. */
+export interface ToolExecLimits {
+  /** Wall clock of a run (default 30,000); time idle waiting for an approval is not counted. */
+  timeoutMs?: number
+  /** Engine heap (default 64 MiB). */
+  memoryLimitBytes?: number
+  /** Engine stack (default 2 MiB, at most 8 MiB). */
+  maxStackSizeBytes?: number
+  /** Code size (default 256 KiB). */
+  maxSourceBytes?: number
+  /** Returned value as JSON (default 1 MiB). */
+  maxResultBytes?: number
+  /** All console output (default 64 KiB). */
+  maxConsoleOutputBytes?: number
+  /** One call's params as JSON (default 1 MiB). */
+  maxToolInputBytes?: number
+  /** One call's output as JSON (default 4 MiB). */
+  maxToolOutputBytes?: number
+  /** Tool calls per run (default 256). */
+  maxBridgeRequests?: number
+  /** Tool calls awaiting an answer at once (default 32). */
+  maxInFlightBridgeRequests?: number
+}
+export interface ToolExecOptions {
+  /** Tools the code may call (default: every registry entry). */
+  allowedNames?: Iterable<string>
+  limits?: ToolExecLimits
+  /** Asked before an approval-gated tool runs; without it such calls are refused. */
+  onApprovalRequest?: (request: { toolName: string; input: unknown; toolCallId: string }) => boolean | Promise<boolean>
+  /** Bound on one approval answer (default 300,000 ms). */
+  approvalTimeoutMs?: number
+  /** Threads of the pool runs execute on (default: one per core); pools are shared per size. */
+  poolSize?: number
+  /** Tokens (o200k_base) the tool signatures may take in the description (default 2,000). */
+  signatureTokenBudget?: number
+}
+export interface ToolExecOutput {
+  /** The returned value (JSON). */
+  result?: unknown
+  /** Console lines; non-`log` levels are prefixed (`[warn] …`). */
+  logs?: string[]
+  error?: string
+  /** Stable code of `error`, e.g. `TOOLREG_EXEC_LIMIT`, `TOOLREG_EXEC_UNCAUGHT`. */
+  errorCode?: string
+  isError?: true
+}
+/** `tool_exec`: model-written JavaScript run in a QuickJS sandbox, calling tools through the same checks as tool_invoke. */
+export declare function createToolExecTool(registry: ToolRegistry, opts?: ToolExecOptions): Tool<{ code: string }, ToolExecOutput>
 
 export declare function schemaToJSDoc(name: string, description: string, schema: object): string
 

@@ -22,6 +22,7 @@ const { MetaToolName, isApprovalGated } = require('./js/meta/shared')
 const { createToolSearchTool } = require('./js/meta/search')
 const { createToolInspectTool } = require('./js/meta/inspect')
 const { createToolInvokeTool } = require('./js/meta/invoke')
+const { createToolExecTool } = require('./js/meta/exec')
 const { schemaToJSDoc } = require('./js/jsdoc')
 const { ToolregError, ToolInvocationError } = require('./js/errors')
 const { McpHub } = require('./js/mcp/hub')
@@ -52,6 +53,7 @@ module.exports = {
   createToolSearchTool,
   createToolInspectTool,
   createToolInvokeTool,
+  createToolExecTool,
   schemaToJSDoc,
   McpHub,
   buildMcpToolWireId,

@@ -77,12 +77,19 @@ describe('applyDeferExposition', () => {
     expect(mixedResult.deferredEntries.map((e) => e.name)).not.toContain('danger')
   })
 
-  it('answers opts.exec with a clear not-available error', async () => {
-    const { registry, tools } = setup([entry('hidden', { defer: 'always' })])
-    await expect(applyDeferExposition(tools, registry, 1000, { exec: true })).rejects.toMatchObject({
-      code: 'TOOLREG_NOT_AVAILABLE',
-      message: expect.stringContaining('tool_exec is not available yet'),
-    })
+  it('injects tool_exec over every allowed tool when opts.exec is set', async () => {
+    const { registry, tools } = setup([entry('hidden', { defer: 'always' }), entry('inline', { defer: 'never' })])
+    const result = await applyDeferExposition(tools, registry, 1000, { exec: { limits: { timeoutMs: 5000 } } })
+    const exec = result.tools[MetaToolName.Exec]
+    expect(exec.description).toContain('tools.hidden(')
+    expect(exec.description).toContain('tools.inline(')
+    expect(exec.description).toContain('5 s,')
+    const output = await exec.execute({ code: 'return typeof tools.hidden' }, { toolCallId: 'x', messages: [] })
+    expect(output).toEqual({ result: 'function' })
+    const inlineOnly = setup([entry('a'), entry('b')])
+    const plain = await applyDeferExposition(inlineOnly.tools, inlineOnly.registry, 128_000, { exec: true })
+    expect(Object.keys(plain.tools).sort()).toEqual(['a', 'b', MetaToolName.Exec])
+    expect(inlineOnly.tools[MetaToolName.Exec]).toBeUndefined()
   })
 
   it('injects an inspect-gated tool_invoke; the injected tool_inspect unlocks it (one ledger)', async () => {

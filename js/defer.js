@@ -1,14 +1,15 @@
 'use strict'
 
 const native = require('../binding.js')
-const { ToolregError, invalidArgument } = require('./errors')
+const { invalidArgument } = require('./errors')
 const { internals, labelOf, recordOf, ToolRecord } = require('./registry')
 const { recordCosts, encodingOf, countTokens } = require('./tokens')
 const { definitionText } = require('./schema')
-const { MetaToolName, Lookup, DeferredView } = require('./meta/shared')
+const { MetaToolName, Lookup, DeferredView, createLookup } = require('./meta/shared')
 const { createToolSearchTool } = require('./meta/search')
 const { createToolInspectTool } = require('./meta/inspect')
 const { createToolInvokeTool } = require('./meta/invoke')
+const { createToolExecTool } = require('./meta/exec')
 
 const defaults = native.deferDefaults()
 const DEFER_THRESHOLD_PCT = defaults.deferThresholdPct
@@ -266,17 +267,21 @@ function requestDecision(decision) {
 }
 
 /**
+ * Adds `tool_exec` over every allowed tool (`allowedNames`: this request's `Lookup`, which also
+ * iterates the allowed names); `opts.exec` may be `true` or its options.
+ */
+function withExecTool(exposed, registry, allowedNames, opts) {
+  const execOptions = typeof opts.exec === 'object' ? opts.exec : {}
+  exposed[MetaToolName.Exec] = createToolExecTool(registry, { ...execOptions, allowedNames })
+  return exposed
+}
+
+/**
  * Applies the defer decision to a request's ToolSet: deferred tools leave `tools`, the
  * meta-tools come in, and the `<deferred-tools>` section is returned for the system prompt.
  * When nothing is deferred, the very same `tools` object comes back.
  */
 async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
-  if (opts.exec) {
-    throw new ToolregError(
-      'tool_exec is not available yet: the sandboxed code runner is not part of this release. Leave opts.exec unset.',
-      'TOOLREG_NOT_AVAILABLE',
-    )
-  }
   if (tools == null) return { tools, deferredEntries: [], systemPrompt: undefined }
   const names = Object.keys(tools)
   if (names.length === 0) return { tools, deferredEntries: [], systemPrompt: undefined }
@@ -294,13 +299,17 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
     storePlan(registry, { key, names, values, records: current, generation: view.generation, plan })
   }
   const decision = requestDecision(plan.decision)
-  if (!plan.deferred) return { tools, deferredEntries: [], systemPrompt: undefined, decision }
+  if (!plan.deferred) {
+    if (!opts.exec) return { tools, deferredEntries: [], systemPrompt: undefined, decision }
+    return { tools: withExecTool({ ...tools }, registry, createLookup(registry, planNames), opts), deferredEntries: [], systemPrompt: undefined, decision }
+  }
   const exposed = {}
   for (const name of plan.inlineNames) exposed[name] = tools[name]
   const inspectedNames = new Set()
   exposed[MetaToolName.Search] = createToolSearchTool(registry, plan.deferred, inspectedNames)
   exposed[MetaToolName.Inspect] = createToolInspectTool(registry, plan.lookup, inspectedNames)
   exposed[MetaToolName.Invoke] = createToolInvokeTool(registry, plan.lookup, inspectedNames)
+  if (opts.exec) withExecTool(exposed, registry, plan.lookup, opts)
   return { tools: exposed, deferredEntries: plan.deferredEntries.slice(), systemPrompt: plan.systemPrompt, decision }
 }
 

@@ -6,6 +6,7 @@
 pub mod defer;
 pub mod embed;
 pub mod error;
+pub mod exec;
 pub mod mcp;
 mod parallel;
 pub mod registry;

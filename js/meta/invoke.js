@@ -20,8 +20,12 @@ const inputSchema = jsonSchema({
   additionalProperties: false,
 })
 
-/** The checks every deferred call goes through, in order; returns the validated params. */
-async function admitCall({ lookup, native, inspectedNames }, name, params, options) {
+/**
+ * The checks every deferred call goes through, in order; returns the validated params.
+ * `tool_exec` passes `requestApproval` (asks the host once the params are valid) and no
+ * `inspectedNames` (its description already carries the signatures).
+ */
+async function admitCall({ lookup, native, inspectedNames, requestApproval }, name, params, options) {
   if (!lookup.allows(name)) {
     throw new ToolInvocationError(`Tool not available in this request: ${name}`, 'TOOLREG_NOT_ALLOWED')
   }
@@ -30,14 +34,15 @@ async function admitCall({ lookup, native, inspectedNames }, name, params, optio
   if (typeof entry.tool.execute !== 'function') {
     throw new ToolInvocationError(`Tool ${name} has no execute handler`, 'TOOLREG_NOT_EXECUTABLE')
   }
-  if (await needsApprovalFor(entry.tool, params, options)) {
+  const needsApproval = await needsApprovalFor(entry.tool, params, options)
+  if (needsApproval && !requestApproval) {
     throw new ToolInvocationError(
       `Tool "${name}" requires user approval; call it directly instead of via tool_invoke.`,
       'TOOLREG_APPROVAL_REQUIRED',
     )
   }
   await schemaFor(entry)
-  if (!inspectedNames.has(name)) {
+  if (inspectedNames && !inspectedNames.has(name)) {
     inspectedNames.add(name)
     const signature = callNative(() => native.describe(name))
     throw new ToolInvocationError(
@@ -55,6 +60,7 @@ async function admitCall({ lookup, native, inspectedNames }, name, params, optio
     if (!result.success) throw invalidParams(native, name, result.error?.message ?? String(result.error))
     value = result.value
   }
+  if (needsApproval) await requestApproval(name, value)
   return { entry, params: value }
 }
 

@@ -36,6 +36,12 @@ class Lookup {
   get(name) {
     return this.#snapshot.get(name) ?? this.#registry.getByName(name)
   }
+
+  /** The allowed names (every registered name when all are allowed). */
+  *[Symbol.iterator]() {
+    if (this.#allowed) yield* this.#allowed
+    else for (const entry of this.#registry.getAll()) yield entry.name
+  }
 }
 
 /**

@@ -4,6 +4,7 @@
 //! error's `code` and picks the error class, so every code path reports errors the same way.
 
 mod defer;
+mod exec;
 mod mcp;
 mod registry;
 mod search;

@@ -1,0 +1,336 @@
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::*;
+
+/// A host with a few tools: `echo` answers at once, `slow` after 30 ms, `fail` with an error,
+/// `hold` never (until the run is over), `gated` after a 200 ms approval wait.
+#[derive(Default)]
+struct TestHost {
+    requests: Mutex<Vec<BridgeRequest>>,
+    held: Mutex<Vec<Responder>>,
+    cancelled: Mutex<Vec<u32>>,
+}
+
+impl Bridge for TestHost {
+    fn call(&self, request: BridgeRequest, responder: Responder) {
+        self.requests.lock().unwrap().push(request.clone());
+        match request.tool_name.as_str() {
+            "echo" => responder.respond(Ok(request.input_json)),
+            "slow" => {
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(30));
+                    responder.respond(Ok(request.input_json));
+                });
+            }
+            "fail" => responder.respond(Err(BridgeError::new("E_TOOL", "it broke"))),
+            "gated" => {
+                std::thread::spawn(move || {
+                    let wait = responder.approval_wait();
+                    std::thread::sleep(Duration::from_millis(200));
+                    drop(wait);
+                    responder.respond(Ok("\"approved\"".to_owned()));
+                });
+            }
+            _ => self.held.lock().unwrap().push(responder),
+        }
+    }
+
+    fn cancel(&self, call_number: u32) {
+        self.cancelled.lock().unwrap().push(call_number);
+    }
+}
+
+fn pool() -> &'static ExecPool {
+    static POOL: std::sync::OnceLock<ExecPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| ExecPool::new(2))
+}
+
+fn run_with(code: &str, limits: ExecLimits) -> (ExecOutcome, Arc<TestHost>) {
+    let host = Arc::new(TestHost::default());
+    let job = ExecJob {
+        code: code.to_owned(),
+        tool_names: ["echo", "slow", "fail", "hold", "gated"]
+            .map(String::from)
+            .to_vec(),
+        limits,
+        bridge: host.clone(),
+    };
+    (pool().run_blocking(job), host)
+}
+
+fn run(code: &str) -> ExecOutcome {
+    run_with(code, ExecLimits::default()).0
+}
+
+fn ok(code: &str) -> Option<String> {
+    let outcome = run(code);
+    outcome.result.unwrap_or_else(|e| panic!("{code}: {e}"))
+}
+
+fn err(code: &str) -> ExecError {
+    run(code).result.expect_err(code)
+}
+
+fn limit_of(code: &str, limits: ExecLimits) -> Limit {
+    let (outcome, _) = run_with(code, limits);
+    let error = outcome.result.expect_err(code);
+    error
+        .limit()
+        .unwrap_or_else(|| panic!("{code}: not a limit error: {error}"))
+}
+
+#[test]
+fn returns_json_and_awaits_tools() {
+    assert_eq!(ok("return 1").as_deref(), Some("1"));
+    assert_eq!(ok("").as_deref(), None);
+    assert_eq!(
+        ok("const [a, b] = await parallel(tools.echo({x: 1}), tools.slow({y: 2})); return {a, b}")
+            .as_deref(),
+        Some(r#"{"a":{"x":1},"b":{"y":2}}"#)
+    );
+    assert_eq!(
+        ok("return (await settle([tools.fail(), tools.echo()])).map(r => r.status)").as_deref(),
+        Some(r#"["rejected","fulfilled"]"#)
+    );
+    assert_eq!(
+        ok("try { await tools.fail({}) } catch (e) { return [e.code, e.message] }").as_deref(),
+        Some(r#"["E_TOOL","it broke"]"#)
+    );
+    assert_eq!(
+        ok("return await tools.invoke('echo', [1])").as_deref(),
+        Some("[1]")
+    );
+}
+
+#[test]
+fn call_numbers_and_console_are_recorded() {
+    let (outcome, host) = run_with(
+        "console.log('a', 1, {b: 2}); console.error(new TypeError('x')); await tools.echo(); await tools.slow({}); return null",
+        ExecLimits::default(),
+    );
+    assert_eq!(outcome.result.unwrap().as_deref(), Some("null"));
+    let logs: Vec<_> = outcome
+        .logs
+        .iter()
+        .map(|l| (l.level, l.message.as_str()))
+        .collect();
+    assert_eq!(
+        logs,
+        [
+            (LogLevel::Log, r#"a 1 {"b":2}"#),
+            (LogLevel::Error, "TypeError: x")
+        ]
+    );
+    let calls: Vec<_> = host
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| (r.call_number, r.tool_name.clone()))
+        .collect();
+    assert_eq!(calls, [(1, "echo".to_owned()), (2, "slow".to_owned())]);
+    assert_eq!(outcome.tool_calls, 2);
+}
+
+#[test]
+fn nothing_of_the_host_is_reachable() {
+    let probe = "return [typeof require, typeof process, typeof eval, typeof setTimeout, typeof WebAssembly, \
+                 typeof Atomics, typeof fetch, typeof std, typeof os]";
+    assert_eq!(
+        ok(probe).as_deref(),
+        Some(
+            r#"["undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined"]"#
+        )
+    );
+    for code in [
+        "return Function('return 1')()",
+        "return (() => {}).constructor('return 1')()",
+        "return (async function () {}).constructor('return 1')",
+        "return (function* () {}).constructor('return 1')",
+        "return (async function* () {}).constructor('return 1')",
+        "return tools.echo.constructor.constructor('return 1')()",
+    ] {
+        let error = err(code);
+        assert!(
+            error
+                .to_string()
+                .contains("Compiling code at run time (Function, eval) is not available"),
+            "{code}: {error}"
+        );
+    }
+    assert!(
+        matches!(err("return eval('1')"), ExecError::Uncaught(t) if t.name == "ReferenceError")
+    );
+    assert!(matches!(
+        err("return await import('fs')"),
+        ExecError::Uncaught(_) | ExecError::Syntax(_)
+    ));
+}
+
+#[test]
+fn time_limit_is_uncatchable_and_named() {
+    let limits = ExecLimits {
+        timeout_ms: 100,
+        ..ExecLimits::default()
+    };
+    for code in [
+        "while (true) {}",
+        "try { while (true) {} } catch (e) { return 'caught' }",
+        "for (;;) { await null }",
+        "return { toJSON() { for (;;) {} } }",
+        "await tools.hold()",
+    ] {
+        let started = Instant::now();
+        assert_eq!(limit_of(code, limits), Limit::Timeout, "{code}");
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{code} took {:?}",
+            started.elapsed()
+        );
+    }
+    let (outcome, _) = run_with("while (true) {}", limits);
+    assert_eq!(
+        outcome.result.unwrap_err().to_string(),
+        "timeoutMs exceeded (100): the run took longer than 100 ms"
+    );
+}
+
+#[test]
+fn memory_and_stack_limits() {
+    let limits = ExecLimits {
+        memory_limit_bytes: 8 << 20,
+        ..ExecLimits::default()
+    };
+    for code in [
+        "const keep = []; for (let i = 0; ; i++) keep.push('x'.repeat(100000 + i))",
+        "const a = []; for (;;) a.push({ i: a.length })",
+        "new Uint8Array(1 << 30)",
+        "try { const keep = []; for (;;) keep.push('x'.repeat(100000 + keep.length)) } catch (e) { return 'caught' }",
+    ] {
+        let (outcome, _) = run_with(code, limits);
+        match outcome.result {
+            Err(error) => assert_eq!(error.limit(), Some(Limit::Memory), "{code}: {error}"),
+            // Catching the allocation failure is allowed: the limit still held.
+            Ok(value) => assert_eq!(value.as_deref(), Some("\"caught\""), "{code}"),
+        }
+    }
+    assert_eq!(
+        limit_of("const f = () => f(); f()", ExecLimits::default()),
+        Limit::StackSize
+    );
+    // Concatenation builds ropes: doubling hits the engine's string length cap, not memory.
+    assert_eq!(
+        err("let s = 'x'; for (;;) s += s").to_string(),
+        "uncaught InternalError: string too long"
+    );
+}
+
+#[test]
+fn size_and_count_limits() {
+    let small = ExecLimits {
+        max_result_bytes: 100,
+        max_console_output_bytes: 100,
+        max_tool_input_bytes: 100,
+        max_bridge_requests: 3,
+        max_in_flight_bridge_requests: 2,
+        max_source_bytes: 200,
+        ..ExecLimits::default()
+    };
+    assert_eq!(limit_of("return 'x'.repeat(200)", small), Limit::Result);
+    assert_eq!(
+        limit_of("for (;;) console.log('0123456789')", small),
+        Limit::ConsoleOutput
+    );
+    assert_eq!(
+        limit_of("await tools.echo({ s: 'x'.repeat(200) })", small),
+        Limit::ToolInput
+    );
+    assert_eq!(
+        limit_of("for (let i = 0; i < 4; i++) await tools.echo()", small),
+        Limit::BridgeRequests
+    );
+    assert_eq!(
+        limit_of(
+            "await parallel(tools.slow(), tools.slow(), tools.slow())",
+            small
+        ),
+        Limit::InFlightBridgeRequests
+    );
+    assert_eq!(limit_of(&"1;".repeat(101), small), Limit::Source);
+    assert_eq!(
+        limit_of(
+            "try { for (;;) console.log('0123456789') } catch { return 1 }",
+            small
+        ),
+        Limit::ConsoleOutput
+    );
+}
+
+#[test]
+fn pending_calls_and_unsettled_promises_fail_the_run() {
+    let (outcome, host) = run_with(
+        "tools.hold(); tools.slow(); return 1",
+        ExecLimits::default(),
+    );
+    assert_eq!(
+        outcome.result.unwrap_err().to_string(),
+        "the code finished while 2 tool call(s) were still pending (hold, slow); await every tool call before returning"
+    );
+    assert_eq!(*host.cancelled.lock().unwrap(), [1, 2]);
+    assert_eq!(err("await new Promise(() => {})"), ExecError::Unsettled);
+}
+
+#[test]
+fn abort_ends_a_run_mid_call() {
+    let host = Arc::new(TestHost::default());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let job = ExecJob {
+        code: "await tools.hold()".to_owned(),
+        tool_names: vec!["hold".to_owned()],
+        limits: ExecLimits::default(),
+        bridge: host.clone(),
+    };
+    let handle = pool()
+        .spawn(job, move |outcome| tx.send(outcome).unwrap())
+        .unwrap();
+    while host.requests.lock().unwrap().is_empty() {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    handle.abort();
+    let outcome = rx.recv_timeout(Duration::from_secs(2)).unwrap();
+    assert_eq!(outcome.result.unwrap_err(), ExecError::Aborted);
+    assert_eq!(*host.cancelled.lock().unwrap(), [1]);
+}
+
+#[test]
+fn approval_waits_do_not_count_against_the_clock() {
+    let limits = ExecLimits {
+        timeout_ms: 100,
+        ..ExecLimits::default()
+    };
+    let (outcome, _) = run_with("return await tools.gated()", limits);
+    assert_eq!(outcome.result.unwrap().as_deref(), Some("\"approved\""));
+}
+
+#[test]
+fn nothing_leaks_between_runs() {
+    ok(
+        "Object.prototype.polluted = 1; Array.prototype.push = null; globalThis.leak = 1; JSON.stringify = null",
+    );
+    assert_eq!(
+        ok("return [({}).polluted, typeof globalThis.leak, typeof [].push, typeof JSON.stringify]")
+            .as_deref(),
+        Some(r#"[null,"undefined","function","function"]"#)
+    );
+}
+
+#[test]
+fn syntax_errors_are_reported() {
+    assert!(matches!(err("return ("), ExecError::Syntax(_)));
+    assert_eq!(
+        err("throw new Error('boom')").to_string(),
+        "uncaught Error: boom"
+    );
+    assert_eq!(err("throw 42").to_string(), "uncaught 42");
+}
