@@ -9,6 +9,7 @@ const { MetaToolName, Lookup, DeferredView } = require('./meta/shared')
 const { createToolSearchTool } = require('./meta/search')
 const { createToolInspectTool } = require('./meta/inspect')
 const { createToolInvokeTool } = require('./meta/invoke')
+const { providerTarget, safeToolOf } = require('./provider')
 
 const defaults = native.deferDefaults()
 const DEFER_THRESHOLD_PCT = defaults.deferThresholdPct
@@ -173,7 +174,7 @@ async function decide(records, contextWindow, opts) {
  */
 function planKey(contextWindow, opts, encoding, extraNames) {
   const model = opts.model === undefined ? '' : `${opts.model?.functionCalling},${opts.model?.promptToolUse}`
-  return `${contextWindow}|${encoding}|${model}|${opts.thresholdPct}|${opts.fallbackContextWindow}|${opts.minAutoDeferCount}|${opts.metaToolsOverheadTokens}|${extraNames.join('\0')}`
+  return `${contextWindow}|${encoding}|${model}|${opts.thresholdPct}|${opts.fallbackContextWindow}|${opts.minAutoDeferCount}|${opts.metaToolsOverheadTokens}|${opts.provider}|${opts.strict === true}|${extraNames.join('\0')}`
 }
 
 /**
@@ -294,14 +295,44 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
     storePlan(registry, { key, names, values, records: current, generation: view.generation, plan })
   }
   const decision = requestDecision(plan.decision)
-  if (!plan.deferred) return { tools, deferredEntries: [], systemPrompt: undefined, decision }
+  const target = providerTarget(opts)
+  if (!plan.deferred) {
+    const exposed = target ? await providerSafe(tools, names, target) : tools
+    return { tools: exposed, deferredEntries: [], systemPrompt: undefined, decision }
+  }
   const exposed = {}
   for (const name of plan.inlineNames) exposed[name] = tools[name]
   const inspectedNames = new Set()
-  exposed[MetaToolName.Search] = createToolSearchTool(registry, plan.deferred, inspectedNames)
-  exposed[MetaToolName.Inspect] = createToolInspectTool(registry, plan.lookup, inspectedNames)
-  exposed[MetaToolName.Invoke] = createToolInvokeTool(registry, plan.lookup, inspectedNames)
-  return { tools: exposed, deferredEntries: plan.deferredEntries.slice(), systemPrompt: plan.systemPrompt, decision }
+  const metaOpts = target && { provider: target.provider }
+  exposed[MetaToolName.Search] = createToolSearchTool(registry, plan.deferred, inspectedNames, undefined, metaOpts)
+  exposed[MetaToolName.Inspect] = createToolInspectTool(registry, plan.lookup, inspectedNames, undefined, metaOpts)
+  exposed[MetaToolName.Invoke] = createToolInvokeTool(registry, plan.lookup, inspectedNames, undefined, metaOpts)
+  return {
+    tools: target ? await providerSafe(exposed, Object.keys(exposed), target) : exposed,
+    deferredEntries: plan.deferredEntries.slice(),
+    systemPrompt: plan.systemPrompt,
+    decision,
+  }
+}
+
+/**
+ * The exposed tools with input schemas the request's provider accepts (converted once per
+ * schema and provider). The meta-tools are never strict: `tool_invoke`'s `params` is open.
+ */
+async function providerSafe(tools, names, target) {
+  const safe = {}
+  const metaTarget = { provider: target.provider, strict: false }
+  for (const name of names) {
+    const tool = tools[name]
+    if (tool === null || typeof tool !== 'object') safe[name] = tool
+    else safe[name] = await safeToolOf(tool, isMetaTool(name) ? metaTarget : target)
+  }
+  return safe
+}
+
+const META_TOOL_NAMES = new Set(Object.values(MetaToolName))
+function isMetaTool(name) {
+  return META_TOOL_NAMES.has(name)
 }
 
 module.exports = {

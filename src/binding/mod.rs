@@ -5,6 +5,7 @@
 
 mod defer;
 mod mcp;
+mod provider;
 mod registry;
 mod search;
 mod tokens;

@@ -13,7 +13,9 @@ mod provider_subset;
 mod samples;
 mod validate;
 
-pub use jsdoc::{MAX_NESTING_DEPTH, describe_tool, needs_exact_schema, schema_to_jsdoc};
+pub use jsdoc::{
+    MAX_NESTING_DEPTH, describe_tool, describe_tool_showing, needs_exact_schema, schema_to_jsdoc,
+};
 pub use outline::{Outline, outline};
 pub use provider::{
     Effect, MAX_REF_REPEATS, Provider, ProviderSchema, ProviderSchemaError, Rewrite,
