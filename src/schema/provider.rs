@@ -853,10 +853,8 @@ impl Rewriter<'_> {
             return map;
         };
         self.count(Rewrite::ItemsUnionFlattened);
-        notes.push(format!(
-            "One of: {}.",
-            branches.iter().map(compact).collect::<Vec<_>>().join(" | ")
-        ));
+        let shapes: Vec<String> = branches.iter().map(shape).collect();
+        notes.push(format!("Each one of: {}.", shapes.join(" | ")));
         let type_of = |b: &Value| -> Option<String> {
             match b.get("type").and_then(Value::as_str) {
                 Some(t) => Some(t.to_owned()),
@@ -1286,6 +1284,22 @@ fn append_note_map(map: &mut Map<String, Value>, note: &str) {
         _ => note.to_owned(),
     };
     map.insert("description".into(), Value::String(text));
+}
+
+/// An object branch as `{a, b, c?}` (optional names marked), anything else as compact JSON.
+fn shape(branch: &Value) -> String {
+    let Some(properties) = branch.get("properties").and_then(Value::as_object) else {
+        return compact(branch);
+    };
+    let required = required_names(branch);
+    let names: Vec<String> = properties
+        .keys()
+        .map(|name| match required.contains(name.as_str()) {
+            true => name.clone(),
+            false => format!("{name}?"),
+        })
+        .collect();
+    format!("{{{}}}", names.join(", "))
 }
 
 /// A short JSON rendering for description notes.

@@ -217,13 +217,7 @@ fn gemini_flattens_unions_under_items() {
     assert_eq!(items["type"], "object");
     assert_eq!(items["required"], json!(["op"]));
     assert!(items["properties"].get("value").is_some());
-    assert!(
-        items["description"]
-            .as_str()
-            .unwrap()
-            .starts_with("One of: "),
-        "{items}"
-    );
+    assert_eq!(items["description"], "Each one of: {op, value} | {op}.");
     assert_eq!(
         out.schema["properties"]["ids"]["items"]["enum"],
         json!(["a", "b"])
