@@ -264,12 +264,12 @@ pub fn provider_schema(
         Provider::Anthropic => rewriter.anthropic_root(schema),
         Provider::Gemini => {
             let inlined = rewriter.inline(schema, 0);
-            rewriter.gemini(inlined, false, 0)
+            rewriter.gemini(inlined, false)
         }
         Provider::OpenAiStrict => {
             let inlined = rewriter.inline(schema, 0);
             let root = rewriter.openai_root(inlined);
-            rewriter.openai(root, false, 0)
+            rewriter.openai(root, false)
         }
     };
     Ok(ProviderSchema {
@@ -643,7 +643,7 @@ impl Rewriter<'_> {
 
     // ---- Gemini ----
 
-    fn gemini(&mut self, node: Value, under_items: bool, depth: usize) -> Value {
+    fn gemini(&mut self, node: Value, under_items: bool) -> Value {
         let mut map = match node {
             Value::Object(map) => map,
             Value::Bool(true) => Map::new(),
@@ -680,18 +680,18 @@ impl Rewriter<'_> {
                     let props = value.as_object().cloned().unwrap_or_default();
                     let props = props
                         .into_iter()
-                        .map(|(name, child)| (name, self.gemini(child, under_items, depth + 1)))
+                        .map(|(name, child)| (name, self.gemini(child, under_items)))
                         .collect();
                     out.insert(key, Value::Object(props));
                 }
                 "items" => {
-                    out.insert(key, self.gemini(value, true, depth + 1));
+                    out.insert(key, self.gemini(value, true));
                 }
                 "anyOf" => {
                     let branches = value.as_array().cloned().unwrap_or_default();
                     let branches = branches
                         .into_iter()
-                        .map(|b| self.gemini(b, under_items, depth + 1))
+                        .map(|b| self.gemini(b, under_items))
                         .collect();
                     out.insert(key, Value::Array(branches));
                 }
@@ -952,7 +952,7 @@ impl Rewriter<'_> {
         root
     }
 
-    fn openai(&mut self, node: Value, in_union: bool, depth: usize) -> Value {
+    fn openai(&mut self, node: Value, in_union: bool) -> Value {
         let mut map = match node {
             Value::Object(map) => map,
             Value::Bool(true) => Map::new(),
@@ -988,14 +988,11 @@ impl Rewriter<'_> {
                     map.insert(key, value);
                 }
                 "items" => {
-                    out.insert(key, self.openai(value, in_union, depth + 1));
+                    out.insert(key, self.openai(value, in_union));
                 }
                 "anyOf" => {
                     let branches = value.as_array().cloned().unwrap_or_default();
-                    let branches = branches
-                        .into_iter()
-                        .map(|b| self.openai(b, true, depth + 1))
-                        .collect();
+                    let branches = branches.into_iter().map(|b| self.openai(b, true)).collect();
                     out.insert(key, Value::Array(branches));
                 }
                 "format" if value.as_str().is_some_and(|f| OPENAI_FORMATS.contains(&f)) => {
@@ -1017,7 +1014,7 @@ impl Rewriter<'_> {
             }
         }
         if is_object {
-            self.openai_object(&mut out, map, in_union, depth, &mut notes);
+            self.openai_object(&mut out, map, in_union, &mut notes);
         }
         let mut out = Value::Object(out);
         for note in notes {
@@ -1033,7 +1030,6 @@ impl Rewriter<'_> {
         out: &mut Map<String, Value>,
         mut parts: Map<String, Value>,
         in_union: bool,
-        depth: usize,
         notes: &mut Vec<String>,
     ) {
         let mut properties = match parts.remove("properties") {
@@ -1071,7 +1067,7 @@ impl Rewriter<'_> {
         let mut names = Vec::with_capacity(properties.len());
         let mut converted = Map::new();
         for (name, child) in properties {
-            let mut child = self.openai(child, in_union, depth + 1);
+            let mut child = self.openai(child, in_union);
             if !required.contains(&name) {
                 self.count(if in_union {
                     Rewrite::OptionalInUnionMadeNullable
@@ -1109,10 +1105,10 @@ fn make_nullable(schema: Value) -> Value {
     let Value::Object(mut map) = schema else {
         return schema;
     };
-    if let Some(Value::Array(values)) = map.get_mut("enum") {
-        if !values.contains(&Value::Null) {
-            values.push(Value::Null);
-        }
+    if let Some(Value::Array(values)) = map.get_mut("enum")
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
     }
     let typed_only = !map.contains_key("anyOf") && !map.contains_key("const");
     match map.get_mut("type") {

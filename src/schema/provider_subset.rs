@@ -239,13 +239,12 @@ impl Check {
         {
             self.flag(path, "schema without type (bare {})");
         }
-        if let Some(format) = map.get("format") {
-            if !format
+        if let Some(format) = map.get("format")
+            && !format
                 .as_str()
                 .is_some_and(|f| OPENAI_STRING_FORMATS.contains(&f))
-            {
-                self.flag(path, &format!("format {format}"));
-            }
+        {
+            self.flag(path, &format!("format {format}"));
         }
         if map
             .get("enum")
