@@ -146,6 +146,14 @@ export interface ApplyDeferOptions extends ShouldDeferOptions {
   extraAllowedNames?: Iterable<string>
   /** Injects tool_exec over every allowed tool; pass its options (less `allowedNames`) to configure it. */
   exec?: boolean | Omit<ToolExecOptions, 'allowedNames'>
+  /**
+   * The AI SDK model's `provider` string (`model.provider`, e.g. `'google.generative-ai'`): the
+   * exposed tools' input schemas and the meta-tools' schema outputs are rewritten to what that
+   * provider accepts; inputs are still validated against the original schemas.
+   */
+  provider?: string
+  /** OpenAI strict function tools for every exposed tool (tools marked `strict: true` always are). */
+  strict?: boolean
 }
 
 export interface DeferExposition<T extends ToolSet | undefined> {
@@ -162,6 +170,26 @@ export declare function applyDeferExposition<T extends ToolSet | undefined>(
   contextWindow: number | undefined,
   opts?: ApplyDeferOptions,
 ): Promise<DeferExposition<T>>
+
+export interface ProviderSchemaTarget {
+  /** The AI SDK model's `provider` string. */
+  provider?: string
+  /** OpenAI strict mode. */
+  strict?: boolean
+}
+
+/**
+ * `schema` rewritten into what the model provider accepts: Gemini/Vertex (`google.*`) get no
+ * `$ref`/`$defs`, no `anyOf` in `items`, `nullable` instead of `null` unions, ...; OpenAI with
+ * `{ strict: true }` gets closed objects with every property required; Anthropic a typed root;
+ * other providers the schema unchanged. What the provider cannot express is named in the
+ * descriptions. Throws a TypeError (`TOOLREG_INVALID_ARGUMENT`) for a non-schema.
+ */
+export declare function providerSchema(
+  schema: object | boolean,
+  provider: string,
+  opts?: { strict?: boolean },
+): Record<string, unknown>
 
 export declare function buildDeferredToolsSection(deferredEntries: readonly ToolEntry[]): string
 
@@ -187,18 +215,24 @@ export declare function createToolSearchTool(
   inspectedNames?: Set<string>,
   /** This request's copies of entries (request-scoped tools); they win over the registered ones. */
   requestEntries?: ReadonlyMap<string, ToolEntry>,
+  /** Verbose results carry the input schemas in the form this provider accepts. */
+  opts?: ProviderSchemaTarget,
 ): Tool<ToolSearchInput, ToolSearchOutput>
 export declare function createToolInspectTool(
   registry: ToolRegistry,
   allowedNames?: Iterable<string>,
   inspectedNames?: Set<string>,
   requestEntries?: ReadonlyMap<string, ToolEntry>,
+  /** The exact-schema part is in the form this provider accepts. */
+  opts?: ProviderSchemaTarget,
 ): Tool<{ name: string }, string>
 export declare function createToolInvokeTool(
   registry: ToolRegistry,
   allowedNames?: Iterable<string>,
   inspectedNames?: Set<string>,
   requestEntries?: ReadonlyMap<string, ToolEntry>,
+  /** The signature shown to an un-inspected call carries the schema in this provider's form. */
+  opts?: ProviderSchemaTarget,
 ): Tool<{ name: string; params?: Record<string, unknown> }, unknown>
 
 /** tool_exec limits, with the AI SDK code mode's names and defaults. */

@@ -29,6 +29,7 @@ const { McpHub } = require('./js/mcp/hub')
 const { buildMcpToolWireId } = require('./js/mcp/wireId')
 const { syncMcpToolsToRegistry, McpToolError } = require('./js/mcp/sync')
 const { mcpResultToText, mcpResultToModelOutput } = require('./js/mcp/content')
+const { providerSchema } = require('./js/provider')
 
 const ToolDefer = Object.freeze({ Never: 'never', Always: 'always', Auto: 'auto' })
 
@@ -72,4 +73,5 @@ module.exports = {
   TOOL_INVOKE_TOOL_NAME,
   TOOL_EXEC_TOOL_NAME,
   isApprovalGated,
+  providerSchema,
 }

@@ -10,6 +10,7 @@ const { createToolSearchTool } = require('./meta/search')
 const { createToolInspectTool } = require('./meta/inspect')
 const { createToolInvokeTool } = require('./meta/invoke')
 const { createToolExecTool } = require('./meta/exec')
+const { providerTarget, safeToolOf } = require('./provider')
 
 const defaults = native.deferDefaults()
 const DEFER_THRESHOLD_PCT = defaults.deferThresholdPct
@@ -174,7 +175,7 @@ async function decide(records, contextWindow, opts) {
  */
 function planKey(contextWindow, opts, encoding, extraNames) {
   const model = opts.model === undefined ? '' : `${opts.model?.functionCalling},${opts.model?.promptToolUse}`
-  return `${contextWindow}|${encoding}|${model}|${opts.thresholdPct}|${opts.fallbackContextWindow}|${opts.minAutoDeferCount}|${opts.metaToolsOverheadTokens}|${extraNames.join('\0')}`
+  return `${contextWindow}|${encoding}|${model}|${opts.thresholdPct}|${opts.fallbackContextWindow}|${opts.minAutoDeferCount}|${opts.metaToolsOverheadTokens}|${opts.provider}|${opts.strict === true}|${extraNames.join('\0')}`
 }
 
 /**
@@ -299,18 +300,46 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
     storePlan(registry, { key, names, values, records: current, generation: view.generation, plan })
   }
   const decision = requestDecision(plan.decision)
+  const target = providerTarget(opts)
   if (!plan.deferred) {
-    if (!opts.exec) return { tools, deferredEntries: [], systemPrompt: undefined, decision }
-    return { tools: withExecTool({ ...tools }, registry, createLookup(registry, planNames), opts), deferredEntries: [], systemPrompt: undefined, decision }
+    if (!opts.exec) return { tools: target ? await providerSafe(tools, names, target) : tools, deferredEntries: [], systemPrompt: undefined, decision }
+    const withExec = withExecTool({ ...tools }, registry, createLookup(registry, planNames), opts)
+    return { tools: target ? await providerSafe(withExec, Object.keys(withExec), target) : withExec, deferredEntries: [], systemPrompt: undefined, decision }
   }
   const exposed = {}
   for (const name of plan.inlineNames) exposed[name] = tools[name]
   const inspectedNames = new Set()
-  exposed[MetaToolName.Search] = createToolSearchTool(registry, plan.deferred, inspectedNames)
-  exposed[MetaToolName.Inspect] = createToolInspectTool(registry, plan.lookup, inspectedNames)
-  exposed[MetaToolName.Invoke] = createToolInvokeTool(registry, plan.lookup, inspectedNames)
+  const metaOpts = target && { provider: target.provider }
+  exposed[MetaToolName.Search] = createToolSearchTool(registry, plan.deferred, inspectedNames, undefined, metaOpts)
+  exposed[MetaToolName.Inspect] = createToolInspectTool(registry, plan.lookup, inspectedNames, undefined, metaOpts)
+  exposed[MetaToolName.Invoke] = createToolInvokeTool(registry, plan.lookup, inspectedNames, undefined, metaOpts)
   if (opts.exec) withExecTool(exposed, registry, plan.lookup, opts)
-  return { tools: exposed, deferredEntries: plan.deferredEntries.slice(), systemPrompt: plan.systemPrompt, decision }
+  return {
+    tools: target ? await providerSafe(exposed, Object.keys(exposed), target) : exposed,
+    deferredEntries: plan.deferredEntries.slice(),
+    systemPrompt: plan.systemPrompt,
+    decision,
+  }
+}
+
+/**
+ * The exposed tools with input schemas the request's provider accepts (converted once per
+ * schema and provider). The meta-tools are never strict: `tool_invoke`'s `params` is open.
+ */
+async function providerSafe(tools, names, target) {
+  const safe = {}
+  const metaTarget = { provider: target.provider, strict: false }
+  for (const name of names) {
+    const tool = tools[name]
+    if (tool === null || typeof tool !== 'object') safe[name] = tool
+    else safe[name] = await safeToolOf(tool, isMetaTool(name) ? metaTarget : target)
+  }
+  return safe
+}
+
+const META_TOOL_NAMES = new Set(Object.values(MetaToolName))
+function isMetaTool(name) {
+  return META_TOOL_NAMES.has(name)
 }
 
 module.exports = {

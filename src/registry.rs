@@ -345,6 +345,22 @@ impl Registry {
         Ok(schema::describe_tool(name, &spec.description, schema))
     }
 
+    /// [`Registry::describe`] for a model of `provider`: the exact-schema part is the form that
+    /// provider accepts (a raw `$ref` schema in a tool result has made Gemini answer 400).
+    pub fn describe_for(&self, name: &str, provider: schema::Provider) -> Result<String> {
+        let spec = self
+            .get(name)
+            .ok_or_else(|| ToolregError::UnknownTool { name: name.into() })?;
+        let empty = empty_schema();
+        let schema = self.schema_of(name)?.map_or(&empty, StoredSchema::json);
+        Ok(schema::describe_tool_showing(
+            name,
+            &spec.description,
+            schema,
+            |s| schema::provider_schema(s, provider).map_or_else(|_| s.clone(), |p| p.schema),
+        ))
+    }
+
     /// The JSDoc signature alone (for error messages, where the exact schema would be noise).
     pub fn signature(&self, name: &str) -> Result<String> {
         let spec = self

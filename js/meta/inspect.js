@@ -4,6 +4,7 @@ const { tool, jsonSchema } = require('ai')
 const { internals } = require('../registry')
 const { callNative, ToolInvocationError } = require('../errors')
 const { createLookup, schemaFor } = require('./shared')
+const { providerTarget } = require('../provider')
 
 const DESCRIPTION =
   "Show a deferred tool's signature (JSDoc with every parameter, its type, whether it is required, " +
@@ -18,10 +19,12 @@ const inputSchema = jsonSchema({
 
 /**
  * `tool_inspect`: the tool's signature as JSDoc, plus its exact JSON Schema when JSDoc cannot
- * show it. Records the name as inspected, which unlocks `tool_invoke` for it.
+ * show it (in the form `opts.provider` accepts, when given). Records the name as inspected,
+ * which unlocks `tool_invoke` for it.
  */
-function createToolInspectTool(registry, allowedNames, inspectedNames = new Set(), requestEntries) {
+function createToolInspectTool(registry, allowedNames, inspectedNames = new Set(), requestEntries, opts = {}) {
   const lookup = createLookup(registry, allowedNames, requestEntries)
+  const target = providerTarget(opts)
   const { native } = registry[internals]
   return tool({
     description: DESCRIPTION,
@@ -34,7 +37,8 @@ function createToolInspectTool(registry, allowedNames, inspectedNames = new Set(
       const entry = lookup.get(name)
       if (!entry) throw new ToolInvocationError(`Tool not found: ${name}`, 'TOOLREG_UNKNOWN_TOOL')
       await schemaFor(entry)
-      const description = callNative(() => native.describe(name))
+      const strict = target && (target.strict || entry.tool.strict === true)
+      const description = callNative(() => native.describe(name, target?.provider, strict))
       inspectedNames.add(name)
       return description
     },

@@ -5,6 +5,7 @@ const { internals } = require('../registry')
 const { callNative, ToolInvocationError } = require('../errors')
 const { createLookup, needsApprovalFor, schemaFor } = require('./shared')
 const { schemaOf } = require('../schema')
+const { providerTarget } = require('../provider')
 
 const DESCRIPTION =
   'Call a deferred tool by name with its params. Inspect it first (tool_inspect, or tool_search with ' +
@@ -23,9 +24,10 @@ const inputSchema = jsonSchema({
 /**
  * The checks every deferred call goes through, in order; returns the validated params.
  * `tool_exec` passes `requestApproval` (asks the host once the params are valid) and no
- * `inspectedNames` (its description already carries the signatures).
+ * `inspectedNames` (its description already carries the signatures); `target` is the request's
+ * provider, whose form of the schema the signatures show.
  */
-async function admitCall({ lookup, native, inspectedNames, requestApproval }, name, params, options) {
+async function admitCall({ lookup, native, inspectedNames, requestApproval, target }, name, params, options) {
   if (!lookup.allows(name)) {
     throw new ToolInvocationError(`Tool not available in this request: ${name}`, 'TOOLREG_NOT_ALLOWED')
   }
@@ -44,7 +46,8 @@ async function admitCall({ lookup, native, inspectedNames, requestApproval }, na
   await schemaFor(entry)
   if (inspectedNames && !inspectedNames.has(name)) {
     inspectedNames.add(name)
-    const signature = callNative(() => native.describe(name))
+    const strict = target && (target.strict || entry.tool.strict === true)
+    const signature = callNative(() => native.describe(name, target?.provider, strict))
     throw new ToolInvocationError(
       `Tool "${name}" hasn't been inspected yet — its signature is below. Call tool_invoke again with params matching it:\n${signature}`,
       'TOOLREG_NOT_INSPECTED',
@@ -76,8 +79,13 @@ function invalidParams(native, name, problems) {
  * `tool_invoke`: runs a deferred tool after the allow-list, approval, inspect-first and
  * validation checks. The inner tool's `toModelOutput` shapes the result.
  */
-function createToolInvokeTool(registry, allowedNames, inspectedNames = new Set(), requestEntries) {
-  const context = { lookup: createLookup(registry, allowedNames, requestEntries), native: registry[internals].native, inspectedNames }
+function createToolInvokeTool(registry, allowedNames, inspectedNames = new Set(), requestEntries, opts = {}) {
+  const context = {
+    lookup: createLookup(registry, allowedNames, requestEntries),
+    native: registry[internals].native,
+    inspectedNames,
+    target: providerTarget(opts),
+  }
   // toModelOutput only sees the outer input; remember what the inner tool actually received.
   const admittedParams = new Map()
 

@@ -4,6 +4,7 @@ const { tool, jsonSchema } = require('ai')
 const { internals, labelOf } = require('../registry')
 const { invalidArgument } = require('../errors')
 const { MetaToolName, DeferredView, schemaFor } = require('./shared')
+const { providerTarget, safeSchemaOf } = require('../provider')
 
 const DEFAULT_LIMIT = 5
 const MAX_LIMIT = 50
@@ -70,9 +71,11 @@ function formatModelOutput({ matchedNamespaces }) {
  * @param {Iterable<string>} deferredNames
  * @param {Set<string>} [inspectedNames] shared with tool_inspect/tool_invoke of the same request
  * @param {Map<string, object>} [requestEntries] this request's copies of entries (request-scoped tools)
+ * @param {{ provider?: string, strict?: boolean }} [opts] verbose schemas in the form this provider accepts
  */
-function createToolSearchTool(registry, deferredNames, inspectedNames = new Set(), requestEntries) {
+function createToolSearchTool(registry, deferredNames, inspectedNames = new Set(), requestEntries, opts = {}) {
   const view = DeferredView.of(registry, deferredNames, requestEntries)
+  const target = providerTarget(opts)
   const deferred = view.entries
   const search = registry[internals].searchAsync
 
@@ -99,7 +102,7 @@ function createToolSearchTool(registry, deferredNames, inspectedNames = new Set(
             entries.map(async (entry) => {
               const found = { name: entry.name, description: entry.description }
               if (verbose) {
-                found.inputSchema = await schemaFor(entry)
+                found.inputSchema = target ? await safeSchemaOf(entry.tool, target) : await schemaFor(entry)
                 inspectedNames.add(entry.name)
               }
               return found

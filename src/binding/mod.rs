@@ -6,6 +6,7 @@
 mod defer;
 mod exec;
 mod mcp;
+mod provider;
 mod registry;
 mod search;
 mod tokens;

@@ -9,6 +9,7 @@ use napi_derive::napi;
 use super::{js_error, parse_json};
 use crate::error::ToolregError;
 use crate::registry::{EntrySpec, InputCheck, Registry};
+use crate::schema::Provider;
 use crate::search::{SearchHit, SearchMode, SearchOptions};
 
 /// A fixed set of tool names (a request's allow-list), built once and reused by every search
@@ -318,9 +319,23 @@ impl NativeRegistry {
         SearchTask::new(&self.inner, query, options, allowed, query_vector).map(AsyncTask::new)
     }
 
+    /// With `provider` (an AI SDK model's provider string), the exact-schema part is the form
+    /// that provider accepts.
     #[napi]
-    pub fn describe(&self, name: String) -> Result<String> {
-        self.read().describe(&name).map_err(js_error)
+    pub fn describe(
+        &self,
+        name: String,
+        provider: Option<String>,
+        strict: Option<bool>,
+    ) -> Result<String> {
+        let registry = self.read();
+        match provider {
+            Some(provider) => {
+                let provider = Provider::for_model(&provider, strict.unwrap_or(false));
+                registry.describe_for(&name, provider).map_err(js_error)
+            }
+            None => registry.describe(&name).map_err(js_error),
+        }
     }
 
     #[napi]

@@ -70,11 +70,22 @@ pub fn needs_exact_schema(schema: &Value) -> bool {
 /// What `tool_inspect` returns: the JSDoc, plus `Exact JSON Schema:` and the compact schema
 /// when [`needs_exact_schema`] says the JSDoc alone would mislead.
 pub fn describe_tool(name: &str, description: &str, schema: &Value) -> String {
+    describe_tool_showing(name, description, schema, |s| s.clone())
+}
+
+/// [`describe_tool`], with the exact part shown as `shown(schema)` makes it (e.g. the form a
+/// provider accepts, since the model may copy it into a later request).
+pub fn describe_tool_showing(
+    name: &str,
+    description: &str,
+    schema: &Value,
+    shown: impl FnOnce(&Value) -> Value,
+) -> String {
     let rendered = render(name, description, schema);
     let mut out = rendered.text;
     if rendered.hidden || has_inexpressible(schema) {
         out.push_str("\n\nExact JSON Schema:\n");
-        out.push_str(&schema.to_string());
+        out.push_str(&shown(schema).to_string());
     }
     out
 }

@@ -7,10 +7,21 @@
 
 mod jsdoc;
 mod outline;
+mod provider;
+mod provider_subset;
+#[cfg(test)]
+mod samples;
 mod validate;
 
-pub use jsdoc::{MAX_NESTING_DEPTH, describe_tool, needs_exact_schema, schema_to_jsdoc};
+pub use jsdoc::{
+    MAX_NESTING_DEPTH, describe_tool, describe_tool_showing, needs_exact_schema, schema_to_jsdoc,
+};
 pub use outline::{Outline, outline};
+pub use provider::{
+    Effect, MAX_REF_REPEATS, Provider, ProviderSchema, ProviderSchemaError, Rewrite,
+    provider_schema, strip_strict_nulls,
+};
+pub use provider_subset::{SubsetViolation, outside_subset};
 pub(crate) use validate::json_type_name;
 pub use validate::{
     CompiledSchema, MAX_LISTED_ISSUES, SchemaError, ValidationIssue, format_issues,
