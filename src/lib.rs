@@ -9,6 +9,7 @@ pub mod error;
 pub mod mcp;
 mod parallel;
 pub mod registry;
+pub mod repair;
 pub mod schema;
 pub mod search;
 pub mod tokens;
