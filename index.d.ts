@@ -332,3 +332,68 @@ export interface ToolRegistry {
   /** Whether the registry has an embedder (its own or the built-in one). */
   readonly hybrid: boolean
 }
+
+// ---------------------------------------------------------------------------------------------
+// Tool-call repair (SPEC §7): the AI SDK's `experimental_repairToolCall` hook.
+
+/** A tool call as the AI SDK's repair hook receives and returns it (`LanguageModelV3ToolCall`). */
+export interface RepairableToolCall {
+  type: 'tool-call'
+  toolCallId: string
+  toolName: string
+  /** The arguments as the model wrote them (JSON text, or something close to it). */
+  input: string
+  [key: string]: unknown
+}
+
+export interface ToolCallRepair {
+  /** The tool the repaired call runs. */
+  toolName: string
+  from: { toolName: string; input: string }
+  to: { toolName: string; input: string }
+  /** 'local': fixed without a model; 'model': by the structured-output call. */
+  how: 'local' | 'model'
+  /**
+   * What was done, e.g. `name:prefix search -> mcp__docs__search`, `json:trailing-comma`,
+   * `unwrap:envelope arguments`, `coerce:string-to-number at $.limit`, `model:attempt 1`.
+   */
+  steps: string[]
+}
+
+export interface RepairToolCallOptions {
+  toolCall: RepairableToolCall
+  /** The ToolSet of this call: names, schemas (`asSchema(tool.inputSchema)`) and `needsApproval`. */
+  tools: ToolSet
+  /** The SDK's `NoSuchToolError` or `InvalidToolInputError`; any other error is not repaired. */
+  error?: unknown
+  onRepair?: (repair: ToolCallRepair) => void
+}
+
+/**
+ * The local repair pass alone (no model), with the hook's shape: the repaired call, validated
+ * against the tool's schema, or `null`.
+ */
+export declare function repairToolCallLocally(options: RepairToolCallOptions): Promise<RepairableToolCall | null>
+
+export interface AiRepairOptions {
+  /** Model for the fallback: one `generateText` with `Output.object` per attempt. */
+  model?: import('ai').LanguageModel
+  /** Or the host's own structured-output call; returns the corrected arguments. */
+  generate?: (request: { system: string; prompt: string; schema: unknown; toolName: string }) => Promise<unknown>
+  /** Model calls per failed call (default 1); each answer must validate. */
+  maxAttempts?: number
+  onRepair?: (repair: ToolCallRepair) => void
+}
+
+/**
+ * `experimental_repairToolCall` for `generateText`/`streamText`: the local pass first, then (with
+ * `model` or `generate`) a model call whose output must validate, else `null`.
+ */
+export declare function createAiRepair(
+  options?: AiRepairOptions,
+): (options: {
+  toolCall: RepairableToolCall
+  tools: ToolSet
+  error: unknown
+  [key: string]: unknown
+}) => Promise<RepairableToolCall | null>

@@ -26,6 +26,7 @@ const { McpHub } = require('./js/mcp/hub')
 const { buildMcpToolWireId } = require('./js/mcp/wireId')
 const { syncMcpToolsToRegistry, McpToolError } = require('./js/mcp/sync')
 const { mcpResultToText, mcpResultToModelOutput } = require('./js/mcp/content')
+const { repairToolCallLocally, createAiRepair } = require('./js/repair')
 
 const ToolDefer = Object.freeze({ Never: 'never', Always: 'always', Auto: 'auto' })
 
@@ -50,6 +51,8 @@ module.exports = {
   syncMcpToolsToRegistry,
   mcpResultToText,
   mcpResultToModelOutput,
+  repairToolCallLocally,
+  createAiRepair,
   ToolregError,
   ToolInvocationError,
   McpToolError,

@@ -6,6 +6,7 @@
 mod defer;
 mod mcp;
 mod registry;
+mod repair;
 mod search;
 mod tokens;
 
