@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::schema::{CompiledSchema, ValidationIssue, format_issues};
 use coerce::Coercion;
 use lenient::{Leniency, LenientError, read_lenient};
-use names::{NameCandidate, NameError, NameRule, resolve_tool_name};
+use names::{NameCandidate, NameError, NameKeys, NameRule, resolve_tool_name, resolve_with_keys};
 
 /// Keys a model wraps the arguments in; unwrapped when the schema has no such property.
 const ENVELOPE_KEYS: [&str; 5] = ["arguments", "parameters", "input", "args", "params"];
@@ -176,24 +176,33 @@ impl fmt::Display for RepairFailure {
 #[derive(Debug, Default)]
 pub struct RepairToolset {
     tools: Vec<RepairTool>,
+    keys: NameKeys,
 }
 
 impl RepairToolset {
     pub fn new(tools: Vec<RepairTool>) -> Self {
-        RepairToolset { tools }
+        let mut set = RepairToolset {
+            tools,
+            keys: NameKeys::default(),
+        };
+        set.keys = NameKeys::new(&set.candidates());
+        set
     }
 
-    /// The tool `requested` resolves to, and how.
-    pub fn resolve(&self, requested: &str) -> Result<(&RepairTool, NameRule), NameError> {
-        let candidates: Vec<NameCandidate<'_>> = self
-            .tools
+    fn candidates(&self) -> Vec<NameCandidate<'_>> {
+        self.tools
             .iter()
             .map(|t| NameCandidate {
                 name: &t.name,
                 needs_approval: t.needs_approval,
             })
-            .collect();
-        resolve_tool_name(requested, &candidates).map(|(i, rule)| (&self.tools[i], rule))
+            .collect()
+    }
+
+    /// The tool `requested` resolves to, and how.
+    pub fn resolve(&self, requested: &str) -> Result<(&RepairTool, NameRule), NameError> {
+        resolve_with_keys(requested, &self.candidates(), &self.keys)
+            .map(|(i, rule)| (&self.tools[i], rule))
     }
 
     /// Repairs a call to `tool_name` with the raw argument text `input`.

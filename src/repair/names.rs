@@ -83,11 +83,30 @@ pub fn resolve_tool_name(
     requested: &str,
     tools: &[NameCandidate<'_>],
 ) -> Result<(usize, NameRule), NameError> {
+    resolve_with_keys(requested, tools, &NameKeys::new(tools))
+}
+
+/// The comparison keys of a tool list, computed once and reused for every call against it.
+#[derive(Debug, Default)]
+pub struct NameKeys(Vec<Key>);
+
+impl NameKeys {
+    pub fn new(tools: &[NameCandidate<'_>]) -> Self {
+        NameKeys(tools.iter().map(|t| Key::of(t.name)).collect())
+    }
+}
+
+/// [`resolve_tool_name`] with the keys of `tools` computed beforehand.
+pub fn resolve_with_keys(
+    requested: &str,
+    tools: &[NameCandidate<'_>],
+    keys: &NameKeys,
+) -> Result<(usize, NameRule), NameError> {
     if let Some(i) = tools.iter().position(|t| t.name == requested) {
         return Ok((i, NameRule::Exact));
     }
     let wanted = Key::of(requested);
-    let keys: Vec<Key> = tools.iter().map(|t| Key::of(t.name)).collect();
+    let keys = &keys.0;
 
     let same: Vec<usize> = (0..tools.len())
         .filter(|&i| keys[i].full == wanted.full)
@@ -157,6 +176,7 @@ fn pick(
 
 /// A name reduced for comparison: lower-case letters and digits only (`Read-File`, `readFile`
 /// and `READ_FILE` are one key), whole and split at namespace delimiters (`__`, `.`, `/`, `:`).
+#[derive(Debug)]
 struct Key {
     full: String,
     last: String,
