@@ -337,14 +337,7 @@ export interface ToolRegistry {
 // Tool-call repair (SPEC §7): the AI SDK's `experimental_repairToolCall` hook.
 
 /** A tool call as the AI SDK's repair hook receives and returns it (`LanguageModelV3ToolCall`). */
-export interface RepairableToolCall {
-  type: 'tool-call'
-  toolCallId: string
-  toolName: string
-  /** The arguments as the model wrote them (JSON text, or something close to it). */
-  input: string
-  [key: string]: unknown
-}
+export type RepairableToolCall = Parameters<import('ai').ToolCallRepairFunction<ToolSet>>[0]['toolCall']
 
 export interface ToolCallRepair {
   /** The tool the repaired call runs. */
@@ -389,11 +382,4 @@ export interface AiRepairOptions {
  * `experimental_repairToolCall` for `generateText`/`streamText`: the local pass first, then (with
  * `model` or `generate`) a model call whose output must validate, else `null`.
  */
-export declare function createAiRepair(
-  options?: AiRepairOptions,
-): (options: {
-  toolCall: RepairableToolCall
-  tools: ToolSet
-  error: unknown
-  [key: string]: unknown
-}) => Promise<RepairableToolCall | null>
+export declare function createAiRepair(options?: AiRepairOptions): import('ai').ToolCallRepairFunction<ToolSet>

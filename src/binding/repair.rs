@@ -29,7 +29,7 @@ pub struct NativeRepairOutcome {
     /// What was done (or tried, when it gave up), e.g. `name:prefix edit_file -> mcp__fs__edit_file`, `json:trailing-comma`.
     pub steps: Vec<String>,
     /// Why it gave up: `unknown-tool`, `ambiguous-tool`, `approval-gated`, `unreadable`,
-    /// `schema-unusable`, `still-invalid` or `nothing-to-repair`.
+    /// `schema-unusable`, `still-invalid`, `nothing-to-repair` or `too-deep`.
     pub reason: Option<String>,
     /// The reason in words (with the remaining validation issues for `still-invalid`).
     pub message: Option<String>,

@@ -79,6 +79,7 @@ pub fn coerce(schema: &Value, value: &mut Value) -> Vec<Coercion> {
         root: schema,
         done: Vec::new(),
         visits: 0,
+        in_wrap: false,
     };
     let mut path = String::new();
     coercer.visit(schema, value, &mut path, 0);
@@ -89,6 +90,10 @@ struct Coercer<'a> {
     root: &'a Value,
     done: Vec<Coercion>,
     visits: usize,
+    /// Inside a value this pass wrapped in an array: no second wrap below it, or a recursive
+    /// schema (`items: {"$ref": "#"}`) would nest the value as deep as the depth limit, and
+    /// validating such a value against a recursive union can take exponential time.
+    in_wrap: bool,
 }
 
 impl<'a> Coercer<'a> {
@@ -118,12 +123,14 @@ impl<'a> Coercer<'a> {
                 self.visit_union(branches, value, path, depth);
             }
         }
+        let outer = self.in_wrap;
         if let Some(types) = declared_types(schema)
             && !types.iter().any(|t| type_matches(t, value))
-            && let Some((converted, kind)) = convert(value, &types)
+            && let Some((converted, kind)) = convert(value, &types, !self.in_wrap)
         {
             *value = converted;
             self.record(kind, path);
+            self.in_wrap |= kind == CoercionKind::WrapInArray;
         }
         self.match_enum_case(object, value, path);
         match value {
@@ -131,6 +138,7 @@ impl<'a> Coercer<'a> {
             Value::Array(items) => self.visit_items(object, items, path, depth),
             _ => {}
         }
+        self.in_wrap = outer;
     }
 
     /// In `anyOf`/`oneOf`, coerce only towards a single branch: the one that already admits the
@@ -153,14 +161,18 @@ impl<'a> Coercer<'a> {
         if !admitting.is_empty() {
             return;
         }
+        let allow_wrap = !self.in_wrap;
         let mut fits = branches.iter().filter_map(|branch| {
             let types = declared_types(deref(self.root, branch).0)?;
-            convert(value, &types).map(|fit| (branch, fit))
+            convert(value, &types, allow_wrap).map(|fit| (branch, fit))
         });
         if let (Some((branch, (converted, kind))), None) = (fits.next(), fits.next()) {
             *value = converted;
             self.record(kind, path);
+            let outer = self.in_wrap;
+            self.in_wrap |= kind == CoercionKind::WrapInArray;
             self.visit(branch, value, path, depth + 1);
+            self.in_wrap = outer;
         }
     }
 
@@ -322,7 +334,7 @@ fn type_matches(t: &str, value: &Value) -> bool {
 }
 
 /// The first conversion of `value` into one of `types` that keeps its meaning.
-fn convert(value: &Value, types: &[&str]) -> Option<(Value, CoercionKind)> {
+fn convert(value: &Value, types: &[&str], allow_wrap: bool) -> Option<(Value, CoercionKind)> {
     let wants = |t: &str| types.contains(&t);
     match value {
         Value::String(text) => {
@@ -361,7 +373,7 @@ fn convert(value: &Value, types: &[&str]) -> Option<(Value, CoercionKind)> {
         }
         _ => {}
     }
-    if wants("array") && !value.is_array() && !value.is_null() {
+    if allow_wrap && wants("array") && !value.is_array() && !value.is_null() {
         return Some((Value::Array(vec![value.clone()]), CoercionKind::WrapInArray));
     }
     None
@@ -519,6 +531,17 @@ mod tests {
         let (value, done) = run(schema, json!({"path": null, "v": "4"}));
         assert_eq!(value, json!({"path": null, "v": "4"}));
         assert!(done.is_empty());
+    }
+
+    #[test]
+    fn a_recursive_schema_wraps_once() {
+        let schema = json!({"type": "array", "items": {"$ref": "#"}});
+        let (value, done) = run(schema, json!(1));
+        assert_eq!(value, json!([1]));
+        assert_eq!(done, ["wrap-in-array at $"]);
+        let schema =
+            json!({"anyOf": [{"type": "array", "items": {"$ref": "#"}}, {"type": "null"}]});
+        assert_eq!(run(schema, json!("x")).0, json!(["x"]));
     }
 
     #[test]

@@ -262,39 +262,14 @@ impl<'a> Reader<'a> {
         self.bump(); // `{`
         let mut map = Map::new();
         let mut after_comma = false;
-        loop {
-            self.skip_space();
-            match self.peek() {
-                None => {
-                    self.fix(Leniency::Truncated);
-                    return Ok(Value::Object(map));
-                }
-                Some('}') => {
-                    if after_comma {
-                        self.fix(Leniency::TrailingComma);
-                    }
-                    self.bump();
-                    return Ok(Value::Object(map));
-                }
-                Some(',') => {
-                    // A leading or doubled comma.
-                    self.fix(Leniency::TrailingComma);
-                    self.bump();
-                    after_comma = true;
-                    continue;
-                }
-                Some(_) => {}
-            }
-            if !map.is_empty() && !after_comma {
-                self.fix(Leniency::MissingComma);
-            }
+        while self.before_member('}', map.is_empty(), &mut after_comma) {
             let key = self.key()?;
             self.skip_space();
             match self.peek() {
+                // Cut off after the key: the member never had a value.
                 None => {
-                    // Cut off after the key: the member never had a value.
                     self.fix(Leniency::Truncated);
-                    return Ok(Value::Object(map));
+                    break;
                 }
                 Some(':') => {
                     self.bump();
@@ -304,22 +279,18 @@ impl<'a> Reader<'a> {
             self.skip_space();
             if self.at_end() {
                 self.fix(Leniency::Truncated);
-                return Ok(Value::Object(map));
+                break;
             }
             let value = self.value(depth)?;
             map.insert(key, value);
-            self.skip_space();
-            after_comma = false;
+            after_comma = self.after_member();
             match self.peek() {
-                Some(',') => {
-                    self.bump();
-                    after_comma = true;
-                }
                 Some('}') | None => {}
-                Some(c) if Quote::of(c).is_some() || is_key_char(c) => {}
+                Some(c) if after_comma || Quote::of(c).is_some() || is_key_char(c) => {}
                 Some(_) => return Err(self.unexpected()),
             }
         }
+        Ok(Value::Object(map))
     }
 
     fn key(&mut self) -> Result<String, LenientError> {
@@ -342,39 +313,54 @@ impl<'a> Reader<'a> {
         self.bump(); // `[`
         let mut items = Vec::new();
         let mut after_comma = false;
+        while self.before_member(']', items.is_empty(), &mut after_comma) {
+            items.push(self.value(depth)?);
+            after_comma = self.after_member();
+        }
+        Ok(Value::Array(items))
+    }
+
+    /// Before each member of an object or array: skips doubled commas, consumes the closing
+    /// bracket, and says whether a member follows (not at the bracket, nor where the text ends:
+    /// the container is closed there).
+    fn before_member(&mut self, close: char, first: bool, after_comma: &mut bool) -> bool {
         loop {
             self.skip_space();
             match self.peek() {
                 None => {
                     self.fix(Leniency::Truncated);
-                    return Ok(Value::Array(items));
+                    return false;
                 }
-                Some(']') => {
-                    if after_comma {
+                Some(c) if c == close => {
+                    if *after_comma {
                         self.fix(Leniency::TrailingComma);
                     }
                     self.bump();
-                    return Ok(Value::Array(items));
+                    return false;
                 }
                 Some(',') => {
                     self.fix(Leniency::TrailingComma);
                     self.bump();
-                    after_comma = true;
-                    continue;
+                    *after_comma = true;
                 }
-                Some(_) => {}
-            }
-            if !items.is_empty() && !after_comma {
-                self.fix(Leniency::MissingComma);
-            }
-            items.push(self.value(depth)?);
-            self.skip_space();
-            after_comma = false;
-            if self.peek() == Some(',') {
-                self.bump();
-                after_comma = true;
+                Some(_) => {
+                    if !first && !*after_comma {
+                        self.fix(Leniency::MissingComma);
+                    }
+                    return true;
+                }
             }
         }
+    }
+
+    /// After a member: consumes the comma that separates it from the next, if there is one.
+    fn after_member(&mut self) -> bool {
+        self.skip_space();
+        let comma = self.peek() == Some(',');
+        if comma {
+            self.bump();
+        }
+        comma
     }
 
     /// Reads a quoted string; the reader stands on the opening quote. A key ends at its first

@@ -27,6 +27,10 @@ const ENVELOPE_KEYS: [&str; 5] = ["arguments", "parameters", "input", "args", "p
 const NAME_KEYS: [&str; 3] = ["name", "tool", "tool_name"];
 /// How many layers of string encoding or envelopes are peeled off.
 const MAX_UNWRAP: usize = 3;
+/// Arguments nested deeper than this are refused before validation: real tool arguments are
+/// shallow, and validating a deep value against a recursive `anyOf` schema (an MCP server's
+/// schema is untrusted) takes time and memory exponential in the depth.
+pub const MAX_INPUT_DEPTH: usize = 16;
 
 /// One tool of this call: its name, whether it needs approval, and its input schema.
 #[derive(Debug)]
@@ -65,6 +69,7 @@ impl RepairTool {
 
     /// Checks `input` against the tool's schema (no defaults filled in).
     pub fn validate(&self, input: &Value) -> Result<(), GiveUp> {
+        check_depth(input)?;
         self.compiled()?
             .validate(input)
             .map_err(|issues| self.still_invalid(&issues))
@@ -139,6 +144,8 @@ pub enum GiveUp {
     StillInvalid { tool: String, issues: String },
     #[error("the arguments for {tool:?} already match its schema; there is nothing to repair")]
     NothingToRepair { tool: String },
+    #[error("the arguments nest deeper than {limit} levels")]
+    TooDeep { limit: usize },
 }
 
 impl GiveUp {
@@ -152,6 +159,7 @@ impl GiveUp {
             GiveUp::SchemaUnusable { .. } => "schema-unusable",
             GiveUp::StillInvalid { .. } => "still-invalid",
             GiveUp::NothingToRepair { .. } => "nothing-to-repair",
+            GiveUp::TooDeep { .. } => "too-deep",
         }
     }
 }
@@ -263,6 +271,7 @@ fn repair_input(
         steps.extend(read.fixes.into_iter().map(RepairStep::Json));
         read.value
     };
+    check_depth(&value)?;
     if compiled.validate(&value).is_ok() {
         return Ok(value);
     }
@@ -271,6 +280,7 @@ fn repair_input(
             break;
         }
     }
+    check_depth(&value)?;
     if compiled.validate(&value).is_ok() {
         return Ok(value);
     }
@@ -279,10 +289,29 @@ fn repair_input(
             .into_iter()
             .map(RepairStep::Coerced),
     );
+    check_depth(&value)?;
     compiled
         .validate(&value)
         .map_err(|issues| tool.still_invalid(&issues))?;
     Ok(value)
+}
+
+fn check_depth(value: &Value) -> Result<(), GiveUp> {
+    fn deeper_than(value: &Value, limit: usize) -> bool {
+        match value {
+            Value::Array(items) => limit == 0 || items.iter().any(|v| deeper_than(v, limit - 1)),
+            Value::Object(members) => {
+                limit == 0 || members.values().any(|v| deeper_than(v, limit - 1))
+            }
+            _ => false,
+        }
+    }
+    if deeper_than(value, MAX_INPUT_DEPTH) {
+        return Err(GiveUp::TooDeep {
+            limit: MAX_INPUT_DEPTH,
+        });
+    }
+    Ok(())
 }
 
 /// Peels one layer: a JSON string holding an object or array, or an envelope around the

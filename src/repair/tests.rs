@@ -154,6 +154,12 @@ fn gives_up_with_a_typed_reason() {
         "nothing-to-repair"
     );
     assert_eq!(code("remote", "{}"), "schema-unusable");
+    let deep = format!(
+        "{{\"path\": \"/x\", \"head\": {}1{}}}",
+        "[".repeat(17),
+        "]".repeat(17)
+    );
+    assert_eq!(code("read_text_file", &deep), "too-deep");
     // The exact name of a gated tool is fine.
     let repaired = set.repair("delete_file", "{'path': '/x'}").unwrap();
     assert_eq!(repaired.input, json!({"path": "/x"}));
