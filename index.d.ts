@@ -492,3 +492,53 @@ export interface ToolEntry {
    */
   buildTool?(scope: ToolApplyScope): Tool
 }
+
+// Tool-call repair (SPEC §7): the AI SDK's `experimental_repairToolCall` hook.
+
+/** A tool call as the AI SDK's repair hook receives and returns it (`LanguageModelV3ToolCall`). */
+export type RepairableToolCall = Parameters<import('ai').ToolCallRepairFunction<ToolSet>>[0]['toolCall']
+
+export interface ToolCallRepair {
+  /** The tool the repaired call runs. */
+  toolName: string
+  from: { toolName: string; input: string }
+  to: { toolName: string; input: string }
+  /** 'local': fixed without a model; 'model': by the structured-output call. */
+  how: 'local' | 'model'
+  /**
+   * What was done, e.g. `name:prefix search -> mcp__docs__search`, `json:trailing-comma`,
+   * `unwrap:envelope arguments`, `coerce:string-to-number at $.limit`, `model:attempt 1`.
+   */
+  steps: string[]
+}
+
+export interface RepairToolCallOptions {
+  toolCall: RepairableToolCall
+  /** The ToolSet of this call: names, schemas (`asSchema(tool.inputSchema)`) and `needsApproval`. */
+  tools: ToolSet
+  /** The SDK's `NoSuchToolError` or `InvalidToolInputError`; any other error is not repaired. */
+  error?: unknown
+  onRepair?: (repair: ToolCallRepair) => void
+}
+
+/**
+ * The local repair pass alone (no model), with the hook's shape: the repaired call, validated
+ * against the tool's schema, or `null`.
+ */
+export declare function repairToolCallLocally(options: RepairToolCallOptions): Promise<RepairableToolCall | null>
+
+export interface AiRepairOptions {
+  /** Model for the fallback: one `generateText` with `Output.object` per attempt. */
+  model?: import('ai').LanguageModel
+  /** Or the host's own structured-output call; returns the corrected arguments. */
+  generate?: (request: { system: string; prompt: string; schema: unknown; toolName: string }) => Promise<unknown>
+  /** Model calls per failed call (default 1); each answer must validate. */
+  maxAttempts?: number
+  onRepair?: (repair: ToolCallRepair) => void
+}
+
+/**
+ * `experimental_repairToolCall` for `generateText`/`streamText`: the local pass first, then (with
+ * `model` or `generate`) a model call whose output must validate, else `null`.
+ */
+export declare function createAiRepair(options?: AiRepairOptions): import('ai').ToolCallRepairFunction<ToolSet>

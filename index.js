@@ -30,6 +30,7 @@ const { buildMcpToolWireId } = require('./js/mcp/wireId')
 const { syncMcpToolsToRegistry, McpToolError } = require('./js/mcp/sync')
 const { mcpResultToText, mcpResultToModelOutput } = require('./js/mcp/content')
 const { providerSchema } = require('./js/provider')
+const { repairToolCallLocally, createAiRepair } = require('./js/repair')
 
 const ToolDefer = Object.freeze({ Never: 'never', Always: 'always', Auto: 'auto' })
 
@@ -61,6 +62,8 @@ module.exports = {
   syncMcpToolsToRegistry,
   mcpResultToText,
   mcpResultToModelOutput,
+  repairToolCallLocally,
+  createAiRepair,
   ToolregError,
   ToolInvocationError,
   McpToolError,

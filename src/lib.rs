@@ -10,6 +10,7 @@ pub mod exec;
 pub mod mcp;
 mod parallel;
 pub mod registry;
+pub mod repair;
 pub mod schema;
 pub mod search;
 pub mod tokens;

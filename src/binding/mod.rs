@@ -8,6 +8,7 @@ mod exec;
 mod mcp;
 mod provider;
 mod registry;
+mod repair;
 mod search;
 mod tokens;
 
