@@ -466,9 +466,7 @@ describe('compat 6: reference wire ids, byte for byte', () => {
   })
 })
 
-// The repair helper (issue 10) is built on its own branch. Enable this block (describe.skip →
-// describe) once `createAiRepair({ generate })` has landed with the reference's semantics.
-describe.skip('compat 7: repair through the host\'s own model layer', () => {
+describe('compat 7: repair through the host\'s own model layer', () => {
   const schema = { type: 'object', properties: { tags: { type: 'array', items: { type: 'string' }, uniqueItems: true } }, required: ['tags'], unevaluatedProperties: false }
   const tools = { tag_note: tool({ description: 'Tag a note', inputSchema: jsonSchema(schema), execute: async (x) => x }) }
   // A wrong property name: no local fix applies without inventing data, so the model is asked.
