@@ -176,11 +176,30 @@ describe('toolreg search, inspect, call, exec', () => {
     expect(no.out).toContain('Not approved')
   }, 60_000)
 
-  it('exec says plainly that it is not available yet', async () => {
-    const run = await runCli(['exec', 'return 1'])
-    expect(run.code).toBe(9)
-    expect(run.stderr).toContain('not available yet')
-  })
+  it('call repairs broken params it can fix without a model, and says so', async () => {
+    const run = await runCli(['call', 'everything/get-sum', "{'a': '2', b: 40,}"])
+    expect(run.code).toBe(0)
+    expect(run.stderr).toMatch(/Repaired the params \(.+\): \{"a":2,"b":40\}/)
+    expect(run.stdout).toContain('The sum of 2 and 40 is 42')
+  }, 60_000)
+
+  it('exec runs code in the sandbox that calls a real MCP tool; a failing script exits 7', async () => {
+    const found = await runCli(['search', 'sum of two numbers', '--namespace', 'everything', '--json', '-k', '1'])
+    const name = JSON.parse(found.stdout)[0].name
+    expect(name).toMatch(/get_sum/)
+    const code = `const [r, same] = await parallel(tools.invoke(${JSON.stringify(name)}, { a: 2, b: 40 }), tools[${JSON.stringify(name)}]({ a: 1, b: 1 })); console.log('called twice'); return { r, same }`
+    const run = await runCli(['exec', code])
+    expect(run.code).toBe(0)
+    expect(run.stderr).toContain('called twice')
+    expect(run.stdout).toContain('The sum of 2 and 40 is 42')
+    expect(run.stdout).toContain('The sum of 1 and 1 is 2')
+    const failing = await runCli(['exec', 'throw new Error("nope")'])
+    expect(failing.code).toBe(7)
+    expect(failing.stderr).toContain('nope')
+    const escape = await runCli(['exec', 'return typeof require + typeof process'])
+    expect(escape.code).toBe(0)
+    expect(escape.stdout).toContain('"undefinedundefined"')
+  }, 120_000)
 
   it('every subcommand has --help; a bad flag exits 2', async () => {
     const commands = ['audit', 'search', 'inspect', 'call', 'exec', 'report']

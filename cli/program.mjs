@@ -8,7 +8,7 @@ import { openSession } from './session.mjs'
 import { createProgress } from './progress.mjs'
 import { audit, decisionsAt } from './audit.mjs'
 import { clip, formatAudit, num } from './format.mjs'
-import { searchTools, resolveTool, signatureOf, callTool } from './tools.mjs'
+import { searchTools, resolveTool, signatureOf, callTool, execCode } from './tools.mjs'
 import { buildReport } from './report.mjs'
 import { modelWindow, MODEL_WINDOWS } from './models.mjs'
 import { CliError, EXIT, EXIT_HELP } from './exitCodes.mjs'
@@ -133,12 +133,18 @@ export function createProgram({ open = openSession } = {}) {
 
   program
     .command('exec')
-    .description('run JavaScript that calls tools in the sandbox (not available yet)')
+    .description('run JavaScript that calls tools (tools.<name>(params), parallel, settle, console) in the tool_exec sandbox; prints the returned value as JSON')
     .argument('[code]', 'an async function body')
     .option('-f, --file <file>', 'read the code from a file')
+    .addOption(configOption())
+    .option('-y, --yes', 'approve destructive tools without asking')
+    .addOption(timeoutOption())
     .addHelpText('after', `\n${EXIT_HELP}`)
-    .action(() => {
-      throw new CliError('toolreg exec is not available yet: the sandboxed code runner (tool_exec) is not part of this release. Nothing was run.', EXIT.NOT_AVAILABLE)
+    .action(async (code, opts) => {
+      if ((code === undefined) === (opts.file === undefined)) throw new CliError('Give the code either as an argument or with --file, not both.', EXIT.USAGE)
+      const source = code ?? readFileSync(opts.file, 'utf8')
+      const result = await withSession(open, opts, (s) => execCode(s.registry, source, opts))
+      console.log(JSON.stringify(result, null, 2))
     })
 
   program

@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline/promises'
 import { CliError, EXIT } from './exitCodes.mjs'
 
 const require = createRequire(import.meta.url)
-const { ToolRegistry, schemaToJSDoc, mcpResultToText } = require('../index.js')
+const { ToolRegistry, schemaToJSDoc, mcpResultToText, repairToolCallLocally, createToolExecTool } = require('../index.js')
 const { internals, hasApprovalGate } = require('../js/registry.js')
 const { resolveJsonSchema } = require('../js/schema.js')
 
@@ -63,6 +63,54 @@ async function askApproval(entry, params, { yes, input = process.stdin, output =
 }
 
 /**
+ * The params `json` stands for, valid against the tool's schema (checked in Rust). Broken JSON
+ * or params that do not match go through the local repair (`repairToolCallLocally`, no model);
+ * what it fixes is said on stderr, what it cannot fix is an error with the signature.
+ */
+async function validParams(registry, entry, json) {
+  await resolveJsonSchema(entry.tool)
+  let problem
+  try {
+    const check = registry[internals].native.checkInput(entry.name, JSON.stringify(JSON.parse(json)))
+    if (check.status !== 'invalid') return check.status === 'valid' ? JSON.parse(check.valueJson) : JSON.parse(json)
+    problem = `Invalid params for ${entry.name}:\n${check.message}`
+  } catch (error) {
+    problem = `The params are not valid JSON: ${error.message}`
+  }
+  let steps = []
+  const repaired = await repairToolCallLocally({
+    toolCall: { type: 'tool-call', toolCallId: 'toolreg-cli', toolName: entry.name, input: json },
+    tools: { [entry.name]: entry.tool },
+    onRepair: (report) => (steps = report.steps),
+  })
+  if (!repaired) throw new CliError(`${problem}\nExpected:\n${await signatureOf(entry)}`, EXIT.INVALID_PARAMS)
+  console.error(`Repaired the params (${steps.join(', ')}): ${repaired.input}`)
+  return JSON.parse(repaired.input)
+}
+
+/**
+ * Runs model-style code in the `tool_exec` sandbox over the session's callable tools (the
+ * listed-only catalog is left out), asking on the terminal before approval-gated tools.
+ */
+export async function execCode(registry, code, { yes } = {}) {
+  const callable = registry.getAll().filter((e) => typeof e.tool.execute === 'function')
+  const exec = createToolExecTool(registry, {
+    allowedNames: callable.map((e) => e.name),
+    onApprovalRequest: async ({ toolName, input }) => {
+      try {
+        return await askApproval(registry.getByName(toolName), input, { yes })
+      } catch {
+        return false // no terminal and no --yes: the call is denied, the code may catch it
+      }
+    },
+  })
+  const out = await exec.execute({ code }, { toolCallId: 'toolreg-cli', messages: [] })
+  for (const line of out.logs ?? []) console.error(typeof line === 'string' ? line : JSON.stringify(line))
+  if (out.isError) throw new CliError(`The code failed${out.errorCode ? ` (${out.errorCode})` : ''}: ${out.error}`, EXIT.TOOL_FAILED)
+  return out.result
+}
+
+/**
  * Validates `json` against the tool's schema (in Rust), asks for approval when the tool is
  * approval-gated, runs it, and returns the MCP result.
  */
@@ -71,18 +119,7 @@ export async function callTool(registry, name, json, { yes } = {}) {
   if (typeof entry.tool.execute !== 'function') {
     throw new CliError(`${entry.name} is in the listed-only catalog: its server is not running here, so it cannot be called.`, EXIT.TOOL_NOT_FOUND)
   }
-  let params
-  try {
-    params = JSON.parse(json)
-  } catch (error) {
-    throw new CliError(`The params are not valid JSON: ${error.message}\nExpected:\n${await signatureOf(entry)}`, EXIT.INVALID_PARAMS)
-  }
-  await resolveJsonSchema(entry.tool)
-  const check = registry[internals].native.checkInput(entry.name, JSON.stringify(params))
-  if (check.status === 'invalid') {
-    throw new CliError(`Invalid params for ${entry.name}:\n${check.message}\nExpected:\n${await signatureOf(entry)}`, EXIT.INVALID_PARAMS)
-  }
-  if (check.status === 'valid') params = JSON.parse(check.valueJson)
+  const params = await validParams(registry, entry, json)
   if (hasApprovalGate(entry.tool) && !(await askApproval(entry, params, { yes }))) {
     throw new CliError(`Not approved: ${entry.name} was not run.`, EXIT.NOT_APPROVED)
   }
