@@ -22,7 +22,8 @@ describe('npm run demo on a fresh clone (no shared data)', () => {
     })
     expect(run.stderr).not.toMatch(/Error/)
     expect(run.status).toBe(0)
-    const out = run.stdout
+    // Colours are on where the environment asks for them (CI=true does, for picocolors).
+    const out = run.stdout.replace(/\x1b\[[0-9;]*m/g, '')
     // toolreg audit on the embedded default: the reference servers live, the committed excerpt.
     expect(out).toContain('$ toolreg audit --context-window 200000')
     for (const id of ['everything', 'filesystem', 'memory']) expect(out).toMatch(new RegExp(`│ ${id} +│ stdio +│ connected`))
