@@ -1,4 +1,5 @@
 import { describe, it, expect } from 'vitest'
+import { execFileSync } from 'node:child_process'
 import { tool, jsonSchema } from 'ai'
 import { ToolRegistry, registry as singleton, createToolInspectTool } from '../index.js'
 import { quietRegistry, entry, simpleTool } from './helpers.mjs'
@@ -98,6 +99,43 @@ describe('ToolRegistry: selectActive', () => {
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toContain('"broken"')
     expect(warnings[0]).toContain('boom')
+  })
+
+  it('hands out entries of one object shape, whatever the shape of the host\'s objects', () => {
+    // Host objects of many shapes (V8 can give each `{ ...entry, applies }` copy a map of its
+    // own; here the key order differs) make every host loop over them slow; selectActive's
+    // entries must share one map. Checked with V8's own %HaveSameMap in a child process (the
+    // natives syntax flag is per process).
+    const script = `
+      const { ToolRegistry } = require(${JSON.stringify(new URL('../index.js', import.meta.url).pathname)})
+      const { tool, jsonSchema } = require('ai')
+      const registry = new ToolRegistry({ logger: { warn() {} } })
+      const hostEntries = []
+      for (let i = 0; i < 50; i++) {
+        const name = 'tool_' + i
+        const applies = (scope) => scope.ids.has(name)
+        const fields = [['name', name], ['namespace', 'mcp:s'], ['description', 'd'], ['defer', 'auto'], ['tool', tool({ inputSchema: jsonSchema({ type: 'object' }) })], ['applies', applies]]
+        const hostEntry = {}
+        for (let k = 0; k < fields.length; k++) hostEntry[fields[(k + i) % fields.length][0]] = fields[(k + i) % fields.length][1]
+        if (i === 7) hostEntry.serverId = 's1'
+        hostEntries.push(hostEntry)
+        registry.register(hostEntry)
+      }
+      const active = registry.selectActive({ ids: new Set(hostEntries.map((e) => e.name)) })
+      const plain = active.filter((e) => e.name !== 'tool_7')
+      console.log(JSON.stringify({
+        hostShared: %HaveSameMap(hostEntries[1], hostEntries[2]),
+        shared: plain.every((e) => %HaveSameMap(e, plain[0])),
+        fast: %HasFastProperties(plain[0]),
+        extra: active.find((e) => e.name === 'tool_7').serverId,
+        same: active.every((e, i) => e.tool === registry.getByName(e.name).tool && e.applies === registry.getByName(e.name).applies),
+        identity: registry.getByName('tool_3') === hostEntries[3],
+        again: registry.selectActive({ ids: new Set(['tool_3']) })[0] === active.find((e) => e.name === 'tool_3'),
+      }))`
+    const out = execFileSync(process.execPath, ['--allow-natives-syntax', '-e', script], { encoding: 'utf8', cwd: new URL('..', import.meta.url).pathname })
+    const result = JSON.parse(out)
+    expect(result.hostShared).toBe(false) // the V8 behaviour this guards against, still there
+    expect(result).toMatchObject({ shared: true, fast: true, extra: 's1', same: true, identity: true, again: true })
   })
 
   it('keeps name order whatever the registration history (cache-stable)', () => {

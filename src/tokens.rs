@@ -4,9 +4,9 @@
 //! which yields the same tokens as OpenAI's tiktoken while running faster than tiktoken-rs; the
 //! test suite checks the counts against tiktoken-rs on real tool definitions.
 //!
-//! The encoder's tables are built in memory from OpenAI's rank files (2.5 MB gzipped, shipped in
-//! the addon) on first use of an encoding, instead of being linked in prebuilt: the prebuilt
-//! tables of the two encodings were 54 MB of the addon's 68 MB. Building costs one to two
+//! The encoder's tables are built in memory from OpenAI's rank files (shipped in the addon as
+//! raw tokens, 1.5 MB gzipped) on first use of an encoding, instead of being linked in prebuilt:
+//! the prebuilt tables of the two encodings were 54 MB of the addon's 68 MB. Building costs one to two
 //! seconds of one core per encoding; `warm_up` does it for the default encoding off the JS
 //! thread when the addon loads.
 
@@ -15,7 +15,7 @@ use std::str::FromStr;
 use std::sync::LazyLock;
 use std::thread;
 
-use bpe::byte_pair_encoding::{BytePairEncoding, read_tiktoken};
+use bpe::byte_pair_encoding::BytePairEncoding;
 use bpe_openai::Tokenizer;
 
 use crate::error::ToolregError;
@@ -69,33 +69,46 @@ const SPACES: &str = r"\s+";
 
 static CL100K_BASE: LazyLock<Tokenizer> = LazyLock::new(|| {
     build_tokenizer(
-        include_bytes!("../assets/tiktoken/cl100k_base.tiktoken.gz"),
+        include_bytes!("../assets/tiktoken/cl100k_base.ranks.gz"),
         CL100K_WORDS,
     )
 });
 static O200K_BASE: LazyLock<Tokenizer> = LazyLock::new(|| {
     build_tokenizer(
-        include_bytes!("../assets/tiktoken/o200k_base.tiktoken.gz"),
+        include_bytes!("../assets/tiktoken/o200k_base.ranks.gz"),
         O200K_WORDS,
     )
 });
 
-/// An encoder from a gzipped tiktoken rank file (one base64 token and its rank per line).
-/// The rank files are OpenAI's, checked by their published SHA-256 in the tests; a failure
-/// here is a corrupt build, not bad input.
-fn build_tokenizer(rank_file_gz: &[u8], words: &str) -> Tokenizer {
-    let mut ranks = String::new();
-    flate2::read::GzDecoder::new(rank_file_gz)
-        .read_to_string(&mut ranks)
-        .expect("the shipped rank file is valid gzip");
-    let tokens = read_tiktoken(&ranks).expect("the shipped rank file is valid base64");
-    let bpe = BytePairEncoding::from_dictionary(tokens, Some(HASH_FACTOR));
+/// An encoder from a packed rank file (`scripts/pack-tiktoken-ranks.mjs`: per rank, a length
+/// byte and the token's bytes, gzipped). The files are OpenAI's, checked against their published
+/// SHA-256 in the tests; a failure here is a corrupt build, not bad input.
+fn build_tokenizer(packed_ranks_gz: &[u8], words: &str) -> Tokenizer {
+    let bpe = BytePairEncoding::from_dictionary(unpack_ranks(packed_ranks_gz), Some(HASH_FACTOR));
     Tokenizer::new_lookahead(
         bpe,
         &[(words, false), (SPACE_BEFORE_WORD, true), (SPACES, false)],
         false,
     )
     .expect("the pre-tokenization patterns compile")
+}
+
+/// The tokens of a packed rank file, in rank order.
+fn unpack_ranks(packed_ranks_gz: &[u8]) -> Vec<Vec<u8>> {
+    let mut packed = Vec::new();
+    flate2::read::GzDecoder::new(packed_ranks_gz)
+        .read_to_end(&mut packed)
+        .expect("the shipped rank file is valid gzip");
+    let mut tokens = Vec::with_capacity(packed.len() / 7);
+    let mut rest = &packed[..];
+    while let Some((&len, tail)) = rest.split_first() {
+        let (token, tail) = tail
+            .split_at_checked(usize::from(len))
+            .expect("the shipped rank file ends inside a token");
+        tokens.push(token.to_vec());
+        rest = tail;
+    }
+    tokens
 }
 
 impl FromStr for Encoding {
@@ -311,24 +324,32 @@ mod tests {
         assert!(ends.windows(2).all(|w| w[0] < w[1]));
     }
 
+    /// Rebuilds tiktoken's text form (`base64(token) rank` per line) from the packed files: it
+    /// must hash to the SHA-256 tiktoken checks its downloads against.
     #[test]
     fn shipped_rank_files_are_openais() {
+        use base64::Engine;
         use sha2::{Digest, Sha256};
         for (file, published) in [
             (
-                &include_bytes!("../assets/tiktoken/cl100k_base.tiktoken.gz")[..],
+                &include_bytes!("../assets/tiktoken/cl100k_base.ranks.gz")[..],
                 "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
             ),
             (
-                &include_bytes!("../assets/tiktoken/o200k_base.tiktoken.gz")[..],
+                &include_bytes!("../assets/tiktoken/o200k_base.ranks.gz")[..],
                 "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
             ),
         ] {
-            let mut text = Vec::new();
-            flate2::read::GzDecoder::new(file)
-                .read_to_end(&mut text)
-                .unwrap();
-            let digest: String = Sha256::digest(&text)
+            let mut hasher = Sha256::new();
+            for (rank, token) in unpack_ranks(file).iter().enumerate() {
+                let line = format!(
+                    "{} {rank}\n",
+                    base64::engine::general_purpose::STANDARD.encode(token)
+                );
+                hasher.update(line.as_bytes());
+            }
+            let digest: String = hasher
+                .finalize()
                 .iter()
                 .map(|b| format!("{b:02x}"))
                 .collect();
