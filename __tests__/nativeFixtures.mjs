@@ -28,6 +28,11 @@ export function createWeatherRegistry({ tool, z, ToolRegistry }, { gated = false
 }
 
 /** A fetch that answers each request with the next scripted JSON body and records the requests. */
+/** All steps' response messages: `responseMessages` on ai@7 (its `response.messages` is the last step's), `response.messages` on ai@6. */
+export function responseMessages(result) {
+  return result.responseMessages ?? result.response.messages
+}
+
 export function scriptedFetch(responses) {
   const bodies = []
   const fetch = async (url, init) => {
@@ -94,12 +99,12 @@ export async function anthropicWireScenario(deps, expect) {
   for (const body of bodies) expect(JSON.stringify(body.tools)).toBe(toolsJson)
 
   // The next turn re-sends the reference from the stored messages, with the same tools array.
-  const again = await applyDeferExposition(tools, registry, 128_000, { strategy: 'native', provider: 'anthropic.messages', messages: result.response.messages })
+  const again = await applyDeferExposition(tools, registry, 128_000, { strategy: 'native', provider: 'anthropic.messages', messages: responseMessages(result) })
   const next = scriptedFetch([anthropicMessage('m4', [{ type: 'text', text: 'ok' }], 'end_turn')])
   await generateText({
     model: createAnthropic({ apiKey: 'test', fetch: next.fetch })('claude-sonnet-4-5'),
     tools: again.tools,
-    messages: [{ role: 'user', content: 'Weather in Paris?' }, ...result.response.messages, { role: 'user', content: 'thanks' }],
+    messages: [{ role: 'user', content: 'Weather in Paris?' }, ...responseMessages(result), { role: 'user', content: 'thanks' }],
   })
   expect(JSON.stringify(next.bodies[0].tools)).toBe(toolsJson)
   expect(JSON.stringify(next.bodies[0].messages)).toContain('{"type":"tool_reference","tool_name":"get_weather"}')

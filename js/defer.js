@@ -333,7 +333,7 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
     let deferredNames = plan.decision.deferredNames
     // ai@7 forgets discoveries between calls: what the conversation found stays exposed.
     if (chosen.strategy === 'sdk-tool-search' && discovered.size > 0) deferredNames = new Set([...deferredNames].filter((n) => !discovered.has(n)))
-    const build = { tools: safe, names, deferredNames, deferredEntries: plan.deferredEntries, registry, opts, toolSearch: chosen.toolSearch }
+    const build = { tools: safe, names, deferredNames, deferredEntries: plan.deferredEntries, registry, opts, openai: chosen.openai }
     const exposition =
       chosen.strategy === 'anthropic-native' ? anthropicExposition(build) : chosen.strategy === 'openai-native' ? await openaiExposition(build) : sdkExposition(build)
     if (opts.exec) withExecTool(exposition.tools, registry, plan.lookup, opts)

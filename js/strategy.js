@@ -30,8 +30,8 @@ function chooseStrategy(opts) {
   const provider = opts.provider
   if (isAnthropic(provider)) return { strategy: 'anthropic-native', warnings }
   if (isOpenAIResponses(provider)) {
-    const toolSearch = openaiToolSearchFactory()
-    if (toolSearch) return { strategy: 'openai-native', warnings, toolSearch }
+    const openai = openaiToolSearchFactory()
+    if (openai) return { strategy: 'openai-native', warnings, openai }
     if (!sdkToolSearch()) return fallback('@ai-sdk/openai >= 3.0.46 (with openai.tools.toolSearch) is not installed')
     warnings.push('@ai-sdk/openai >= 3.0.46 is not installed; using the AI SDK\'s own tool search instead of OpenAI\'s')
   }
@@ -52,18 +52,23 @@ function sdkToolSearch() {
   return typeof ai.toolSearch === 'function' ? ai.toolSearch : undefined
 }
 
-/** `openai.tools.toolSearch` from the optional `@ai-sdk/openai` peer, when installed and recent enough. */
-let openaiFactory
+/**
+ * `openai.tools.toolSearch` from the optional `@ai-sdk/openai` peer, when installed and recent
+ * enough, and the package's major version (4 declares `strict: false` on every function tool;
+ * 3 leaves `strict` out unless the tool sets it).
+ */
+let openaiPackage
 function openaiToolSearchFactory() {
-  if (openaiFactory === undefined) {
+  if (openaiPackage === undefined) {
     try {
       const factory = require('@ai-sdk/openai').openai?.tools?.toolSearch
-      openaiFactory = typeof factory === 'function' ? factory : null
+      const major = Number(require('@ai-sdk/openai/package.json').version.split('.')[0])
+      openaiPackage = typeof factory === 'function' ? { factory, major } : null
     } catch {
-      openaiFactory = null
+      openaiPackage = null
     }
   }
-  return openaiFactory ?? undefined
+  return openaiPackage ?? undefined
 }
 
 function maxResultsOf(opts) {
@@ -173,7 +178,7 @@ function anthropicSearchOutput(output) {
  * `tool_search` runs on the client, ranks with the registry and returns the found definitions
  * in the wire shape (`tool_search_output.tools` is sent as given).
  */
-async function openaiExposition({ tools, names, deferredNames, deferredEntries, registry, opts, toolSearch }) {
+async function openaiExposition({ tools, names, deferredNames, deferredEntries, registry, opts, openai }) {
   const maxResults = maxResultsOf(opts)
   const exposed = {}
   const definitions = new Map()
@@ -187,27 +192,28 @@ async function openaiExposition({ tools, names, deferredNames, deferredEntries, 
     definitions.set(name, tool)
   }
   const candidates = candidatesOf(deferredEntries)
-  exposed[MetaToolName.Search] = toolSearch({
+  exposed[MetaToolName.Search] = openai.factory({
     execution: 'client',
     description: SEARCH_DESCRIPTION,
     parameters: searchParameters,
     execute: async ({ arguments: args }) => {
       const found = await rankDeferred(registry, args?.query, candidates, maxResults)
-      return { tools: await Promise.all(found.map((name) => openaiDefinition(name, definitions.get(name)))) }
+      return { tools: await Promise.all(found.map((name) => openaiDefinition(name, definitions.get(name), openai.major))) }
     },
   })
   return { tools: exposed, warnings: [] }
 }
 
-/** A function tool as the Responses API declares it (what `@ai-sdk/openai` sends for a deferred tool). */
-async function openaiDefinition(name, tool) {
+/** A function tool as `@ai-sdk/openai` of that major version declares the deferred tool. */
+async function openaiDefinition(name, tool, major) {
   const schema = await ai.asSchema(tool.inputSchema).jsonSchema
+  const strict = major >= 4 ? (tool.strict ?? false) : tool.strict
   return {
     type: 'function',
     name,
     description: tool.description,
     parameters: schema,
-    ...(tool.strict != null && { strict: tool.strict }),
+    ...(strict != null && { strict }),
     defer_loading: true,
   }
 }
