@@ -142,3 +142,68 @@ export async function openaiWireScenario(deps, expect) {
   const toolsJson = JSON.stringify(bodies[0].tools)
   for (const body of bodies) expect(JSON.stringify(body.tools)).toBe(toolsJson)
 }
+
+export const TURNS = 20
+const usage = {
+  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 5, text: 5, reasoning: undefined },
+}
+
+/** An `auto` entry whose definition is about `chars` characters of description. */
+function heavyEntry({ tool, z }, name, chars) {
+  const words = []
+  for (let i = 0, length = 0; length < chars; i++) {
+    words.push(`word${i % 97}`)
+    length += words.at(-1).length + 1
+  }
+  const description = words.join(' ').slice(0, chars)
+  return { name, namespace: 'web', description: `${name} tool`, defer: 'auto', tool: tool({ description, inputSchema: z.object({ query: z.string() }), execute: async () => name }) }
+}
+
+/**
+ * A scripted 20-turn conversation whose tool pool flaps around the defer threshold: one tool of
+ * seven comes and goes every turn (an MCP server reconnecting), four more join at turn 14. Counts
+ * the requests whose tools array (as the model received it), eager tools (those without
+ * Anthropic's deferLoading: the cached prefix) and system prompt differ from the previous request's.
+ * `deps`: { tool, z, ToolRegistry, applyDeferExposition, shouldDefer, generateText, MockModel }.
+ */
+export async function scriptedConversation(deps, { strategy, provider, sticky }) {
+  const { ToolRegistry, applyDeferExposition, shouldDefer, generateText, MockModel } = deps
+  const registry = new ToolRegistry({ logger: { warn() {} } })
+  const base = Array.from({ length: 6 }, (_, i) => heavyEntry(deps, `base_${i}`, 1500))
+  const flapping = heavyEntry(deps, 'flapping', 1500)
+  const late = Array.from({ length: 4 }, (_, i) => heavyEntry(deps, `late_${i}`, 1500))
+  for (const e of [...base, flapping, ...late]) registry.register(e)
+  // The context window puts the threshold between the 6-tool and the 7-tool pool.
+  const without = (await shouldDefer(base, undefined)).autoTokens
+  const withFlapping = (await shouldDefer([...base, flapping], undefined)).autoTokens
+  const contextWindow = Math.round((without + withFlapping) / 2 / 0.1)
+
+  const state = {}
+  const messages = []
+  const requests = []
+  const decisions = []
+  const model = new MockModel({
+    provider: provider ?? 'mock',
+    doGenerate: async (options) => {
+      requests.push(options)
+      return { content: [{ type: 'text', text: `answer ${requests.length}` }], finishReason: { unified: 'stop', raw: undefined }, usage, warnings: [] }
+    },
+  })
+  for (let turn = 0; turn < TURNS; turn++) {
+    const entries = [...base, ...(turn % 2 === 0 ? [flapping] : []), ...(turn >= 14 ? late : [])]
+    const tools = Object.fromEntries(entries.map((e) => [e.name, e.tool]))
+    messages.push({ role: 'user', content: `question ${turn}` })
+    const exposed = await applyDeferExposition(tools, registry, contextWindow, {
+      strategy, provider, messages, ...(sticky && { conversation: state }),
+    })
+    decisions.push(exposed.deferredEntries.length > 0)
+    const result = await generateText({ model, tools: exposed.tools, system: exposed.systemPrompt, messages })
+    messages.push(...responseMessages(result))
+  }
+  const changes = (key) => requests.slice(1).filter((r, i) => key(r) !== key(requests[i])).length
+  const toolsJson = (r) => JSON.stringify(r.tools ?? [])
+  const eagerJson = (r) => JSON.stringify((r.tools ?? []).filter((t) => t.providerOptions?.anthropic?.deferLoading !== true))
+  const systemJson = (r) => JSON.stringify(r.prompt.filter((m) => m.role === 'system'))
+  return { tools: changes(toolsJson), eager: changes(eagerJson), system: changes(systemJson), decisions, state }
+}

@@ -1,58 +1,16 @@
-// Cache-stable conversations: over a scripted 20-turn conversation whose tool pool flaps around
-// the defer threshold (one tool of seven comes and goes, as an MCP server reconnecting does, and
-// four tools join at turn 14), count the requests whose tools array differs from the previous
-// request's, as the model received it. Without `conversation` the decision flips every turn.
+// Cache-stable conversations: the scripted 20-turn conversation of nativeFixtures.mjs, whose tool
+// pool flaps around the defer threshold, with and without `conversation` state. The ai@7 lane
+// runs it for the SDK's tool search.
 import { describe, it, expect } from 'vitest'
-import { generateText } from 'ai'
+import { generateText, tool } from 'ai'
 import { MockLanguageModelV3 } from 'ai/test'
-import { applyDeferExposition, shouldDefer } from '../index.js'
+import { z } from 'zod'
+import { ToolRegistry, applyDeferExposition, shouldDefer } from '../index.js'
+import { scriptedConversation, TURNS } from './nativeFixtures.mjs'
 import { quietRegistry, heavyEntry } from './helpers.mjs'
 
-const TURNS = 20
-const usage = {
-  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 5, text: 5, reasoning: undefined },
-}
-
-async function conversation({ strategy, provider, sticky }) {
-  const { registry } = quietRegistry()
-  const base = Array.from({ length: 6 }, (_, i) => heavyEntry(`base_${i}`, 1500))
-  const flapping = heavyEntry('flapping', 1500)
-  const late = Array.from({ length: 4 }, (_, i) => heavyEntry(`late_${i}`, 1500))
-  for (const e of [...base, flapping, ...late]) registry.register(e)
-  // The context window puts the threshold between the 6-tool and the 7-tool pool.
-  const without = (await shouldDefer(base, undefined)).autoTokens
-  const withFlapping = (await shouldDefer([...base, flapping], undefined)).autoTokens
-  const contextWindow = Math.round((without + withFlapping) / 2 / 0.1)
-
-  const state = {}
-  const messages = []
-  const requests = []
-  const decisions = []
-  const model = new MockLanguageModelV3({
-    provider: provider ?? 'mock',
-    doGenerate: async (options) => {
-      requests.push(options)
-      return { content: [{ type: 'text', text: `answer ${requests.length}` }], finishReason: { unified: 'stop', raw: undefined }, usage, warnings: [] }
-    },
-  })
-  for (let turn = 0; turn < TURNS; turn++) {
-    const entries = [...base, ...(turn % 2 === 0 ? [flapping] : []), ...(turn >= 14 ? late : [])]
-    const tools = Object.fromEntries(entries.map((e) => [e.name, e.tool]))
-    messages.push({ role: 'user', content: `question ${turn}` })
-    const exposed = await applyDeferExposition(tools, registry, contextWindow, {
-      strategy, provider, messages, ...(sticky && { conversation: state }),
-    })
-    decisions.push(exposed.deferredEntries.length > 0)
-    const result = await generateText({ model, tools: exposed.tools, system: exposed.systemPrompt, messages })
-    messages.push(...result.response.messages)
-  }
-  const changes = (key) => requests.slice(1).filter((r, i) => key(r) !== key(requests[i])).length
-  const toolsJson = (r) => JSON.stringify(r.tools)
-  const eagerJson = (r) => JSON.stringify(r.tools.filter((t) => t.providerOptions?.anthropic?.deferLoading !== true))
-  const systemJson = (r) => JSON.stringify(r.prompt.filter((m) => m.role === 'system'))
-  return { tools: changes(toolsJson), eager: changes(eagerJson), system: changes(systemJson), decisions, state }
-}
+const deps = { tool, z, ToolRegistry, applyDeferExposition, shouldDefer, generateText, MockModel: MockLanguageModelV3 }
+const conversation = (opts) => scriptedConversation(deps, opts)
 
 describe('sticky defer decision over a 20-turn conversation', () => {
   it('meta-tools: the tools array changes at most once with `conversation`, every turn without', async () => {

@@ -8,10 +8,10 @@ import { MockLanguageModelV4 } from 'ai/test'
 import { createAnthropic } from '@ai-sdk/anthropic'
 import { createOpenAI } from '@ai-sdk/openai'
 import { z } from 'zod'
-import { ToolRegistry, applyDeferExposition } from 'toolreg'
-import { createWeatherRegistry, anthropicWireScenario, openaiWireScenario } from '../../__tests__/nativeFixtures.mjs'
+import { ToolRegistry, applyDeferExposition, shouldDefer } from 'toolreg'
+import { createWeatherRegistry, anthropicWireScenario, openaiWireScenario, scriptedConversation, TURNS } from '../../__tests__/nativeFixtures.mjs'
 
-const deps = { tool, z, ToolRegistry, applyDeferExposition, generateText, stepCountIs, createAnthropic, createOpenAI }
+const deps = { tool, z, ToolRegistry, applyDeferExposition, shouldDefer, generateText, stepCountIs, createAnthropic, createOpenAI, MockModel: MockLanguageModelV4 }
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
@@ -93,5 +93,16 @@ describe('ai@7 lane', () => {
 
   it('OpenAI Responses on the wire (@ai-sdk/openai 4)', async () => {
     await openaiWireScenario(deps, expect)
+  })
+
+  it(`sticky decision over ${TURNS} turns: the tools array changes at most once with conversation state`, async () => {
+    for (const [strategy, provider, key] of [['native', 'mock.chat', 'tools'], ['native', 'anthropic.messages', 'eager'], ['meta-tools', undefined, 'tools']]) {
+      const flipping = await scriptedConversation(deps, { strategy, provider })
+      const sticky = await scriptedConversation(deps, { strategy, provider, sticky: true })
+      console.log(`ai@7 ${strategy} ${provider ?? ''}: ${key} changed in ${flipping[key]} / ${sticky[key]} of ${TURNS - 1} requests (without / with conversation state); tools array ${flipping.tools} / ${sticky.tools}; system ${flipping.system} / ${sticky.system}`)
+      expect(flipping[key]).toBeGreaterThanOrEqual(12)
+      expect(sticky[key]).toBeLessThanOrEqual(1)
+      expect(sticky.system).toBeLessThanOrEqual(1)
+    }
   })
 })
