@@ -112,7 +112,8 @@ export async function anthropicWireScenario(deps, expect) {
 
 /**
  * OpenAI Responses on the wire: defer_loading on deferred functions, a client tool_search whose
- * output carries the found definitions in the wire shape, the tools array identical across steps.
+ * output carries the found definitions in the wire shape, the tools array identical across steps
+ * and into the next turn (the stored messages re-send the search output).
  */
 export async function openaiWireScenario(deps, expect) {
   const { generateText, stepCountIs, createOpenAI, applyDeferExposition } = deps
@@ -141,6 +142,17 @@ export async function openaiWireScenario(deps, expect) {
   expect(bodies[1].input.some((item) => item.type === 'tool_search_call' || item.type === 'item_reference')).toBe(true)
   const toolsJson = JSON.stringify(bodies[0].tools)
   for (const body of bodies) expect(JSON.stringify(body.tools)).toBe(toolsJson)
+
+  // The next turn re-sends the search output from the stored messages, with the same tools array.
+  const again = await applyDeferExposition(tools, registry, 128_000, { strategy: 'native', provider: 'openai.responses', messages: responseMessages(result) })
+  const next = scriptedFetch([openaiResponse('r4', [{ type: 'message', id: 'msg_2', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'ok', annotations: [] }] }])])
+  await generateText({
+    model: createOpenAI({ apiKey: 'test', fetch: next.fetch }).responses('gpt-5.4'),
+    tools: again.tools,
+    messages: [{ role: 'user', content: 'Weather in Paris?' }, ...responseMessages(result), { role: 'user', content: 'thanks' }],
+  })
+  expect(JSON.stringify(next.bodies[0].tools)).toBe(toolsJson)
+  expect(next.bodies[0].input.find((item) => item.type === 'tool_search_output')?.tools).toEqual(output.tools)
 }
 
 export const TURNS = 20
