@@ -184,7 +184,7 @@ export interface ApplyDeferOptions extends ShouldDeferOptions {
    * chat): the defer decision is kept while the auto pool changes by less than `stickyMargin`.
    */
   conversation?: ConversationState
-  /** Share of the auto pool (names added plus removed) that may change before deciding afresh. Default 0.2. */
+  /** Share of the auto pool (names added plus removed) that may change before deciding afresh. Default STICKY_MARGIN (0.2). */
   stickyMargin?: number
 }
 
@@ -458,6 +458,8 @@ export declare const MIN_AUTO_DEFER_COUNT: number
 export declare const META_TOOLS_OVERHEAD_TOKENS: number
 export declare const DEFER_THRESHOLD_PCT: number
 export declare const FALLBACK_CONTEXT_WINDOW: number
+/** Default `stickyMargin` of `applyDeferExposition` (0.2). */
+export declare const STICKY_MARGIN: number
 
 // ---------------------------------------------------------------------------------------------
 // Search: bulk registration and hybrid (words + embeddings) search. (Merged into the

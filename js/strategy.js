@@ -47,7 +47,7 @@ function isOpenAIResponses(provider) {
   return provider === 'openai.responses'
 }
 
-/** ai@7's `toolSearch`, or undefined on ai@6 (read off the module: a named import would fail there). */
+/** ai@7's `toolSearch`, or undefined on ai@6 (which has no such export). */
 function sdkToolSearch() {
   return typeof ai.toolSearch === 'function' ? ai.toolSearch : undefined
 }
@@ -280,4 +280,4 @@ function safeParse(text) {
   }
 }
 
-module.exports = { chooseStrategy, anthropicExposition, openaiExposition, sdkExposition, discoveredIn, isAnthropic }
+module.exports = { chooseStrategy, anthropicExposition, openaiExposition, sdkExposition, discoveredIn }
