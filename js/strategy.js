@@ -196,7 +196,8 @@ async function openaiExposition({ tools, names, deferredNames, deferredEntries, 
     execution: 'client',
     description: SEARCH_DESCRIPTION,
     parameters: searchParameters,
-    execute: async ({ arguments: args }) => {
+    execute: async ({ arguments: raw }) => {
+      const args = typeof raw === 'string' ? safeParse(raw) : raw
       const found = await rankDeferred(registry, args?.query, candidates, maxResults)
       return { tools: await Promise.all(found.map((name) => openaiDefinition(name, definitions.get(name), openai.major))) }
     },
