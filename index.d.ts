@@ -83,6 +83,14 @@ export declare class ToolRegistry {
   selectActiveTools(scope: ToolApplyScope): ToolSet
   /** Ranked (BM25) or regex search over the whole catalog. */
   search(query: string, opts?: SearchOptions): SearchResult[]
+  /**
+   * `candidates`' names ranked for `query`, best first, non-matching ones left out: the
+   * signature of ai@7's `toolSearch({ search })` callback
+   * (`search: ({ query, tools }) => registry.rank(query, tools)`). Registered candidates rank
+   * with this registry's search (hybrid when it has an embedder); unregistered ones by their
+   * name and description, after the registered ones.
+   */
+  rank(query: string, candidates: ReadonlyArray<{ name: string; description?: string }>): Promise<string[]>
   readonly size: number
 }
 
@@ -123,6 +131,8 @@ export type DeferReasonCode =
   | 'below_threshold'
   | 'too_few_auto_tools'
   | 'saving_below_overhead'
+  /** `opts.conversation` kept the conversation's previous decision (the pool changed less than the margin). */
+  | 'sticky'
 
 export interface DeferDecision {
   deferredNames: Set<string>
@@ -154,7 +164,36 @@ export interface ApplyDeferOptions extends ShouldDeferOptions {
   provider?: string
   /** OpenAI strict function tools for every exposed tool (tools marked `strict: true` always are). */
   strict?: boolean
+  /**
+   * How deferred tools reach the model. `'meta-tools'` (default): toolreg's tool_search /
+   * tool_inspect / tool_invoke. `'native'`: the provider's own deferral, chosen from `provider`
+   * (Anthropic `defer_loading` + `tool_reference`; OpenAI Responses `defer_loading` + a client
+   * `tool_search`; other providers on ai@7: core `deferLoading` + `toolSearch`), falling back to
+   * meta-tools with a warning. `'auto'`: the same choice without the warning.
+   */
+  strategy?: 'meta-tools' | 'native' | 'auto'
+  /** Most tools one native search returns (default 5). */
+  maxResults?: number
+  /**
+   * The conversation so far: what the model discovered (ai@7) or inspected (meta-tools) earlier
+   * stays so on this request.
+   */
+  messages?: readonly import('ai').ModelMessage[]
+  /**
+   * A plain object kept per conversation (start with `{}`; JSON, so it can be stored with the
+   * chat): the defer decision is kept while the auto pool changes by less than `stickyMargin`.
+   */
+  conversation?: ConversationState
+  /** Share of the auto pool (names added plus removed) that may change before deciding afresh. Default STICKY_MARGIN (0.2). */
+  stickyMargin?: number
 }
+
+export interface ConversationState {
+  toolreg?: { pool: string[]; deferAuto: boolean; contextWindow: number | null }
+  [key: string]: unknown
+}
+
+export type ExpositionStrategy = 'inline' | 'meta-tools' | 'anthropic-native' | 'openai-native' | 'sdk-tool-search'
 
 export interface DeferExposition<T extends ToolSet | undefined> {
   tools: T
@@ -162,6 +201,10 @@ export interface DeferExposition<T extends ToolSet | undefined> {
   /** The `<deferred-tools>` system-prompt section, when something is deferred. */
   systemPrompt?: string
   decision?: DeferDecision
+  /** What was used: `'inline'` when nothing is deferred. */
+  strategy: ExpositionStrategy
+  /** Why a `'native'` request fell back, cacheControl removed from deferred tools, ... */
+  warnings: string[]
 }
 
 export declare function applyDeferExposition<T extends ToolSet | undefined>(
@@ -415,6 +458,8 @@ export declare const MIN_AUTO_DEFER_COUNT: number
 export declare const META_TOOLS_OVERHEAD_TOKENS: number
 export declare const DEFER_THRESHOLD_PCT: number
 export declare const FALLBACK_CONTEXT_WINDOW: number
+/** Default `stickyMargin` of `applyDeferExposition` (0.2). */
+export declare const STICKY_MARGIN: number
 
 // ---------------------------------------------------------------------------------------------
 // Search: bulk registration and hybrid (words + embeddings) search. (Merged into the

@@ -17,6 +17,7 @@ const {
   FALLBACK_CONTEXT_WINDOW,
   MIN_AUTO_DEFER_COUNT,
   META_TOOLS_OVERHEAD_TOKENS,
+  STICKY_MARGIN,
 } = require('./js/defer')
 const { MetaToolName, isApprovalGated } = require('./js/meta/shared')
 const { createToolSearchTool } = require('./js/meta/search')
@@ -71,6 +72,7 @@ module.exports = {
   META_TOOLS_OVERHEAD_TOKENS,
   DEFER_THRESHOLD_PCT,
   FALLBACK_CONTEXT_WINDOW,
+  STICKY_MARGIN,
   TOOL_SEARCH_TOOL_NAME,
   TOOL_INSPECT_TOOL_NAME,
   TOOL_INVOKE_TOOL_NAME,

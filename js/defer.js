@@ -11,11 +11,16 @@ const { createToolInspectTool } = require('./meta/inspect')
 const { createToolInvokeTool } = require('./meta/invoke')
 const { createToolExecTool } = require('./meta/exec')
 const { providerTarget, safeToolOf } = require('./provider')
+const { chooseStrategy, anthropicExposition, openaiExposition, sdkExposition, discoveredIn } = require('./strategy')
 
 const defaults = native.deferDefaults()
 const DEFER_THRESHOLD_PCT = defaults.deferThresholdPct
 const FALLBACK_CONTEXT_WINDOW = defaults.fallbackContextWindow
 const MIN_AUTO_DEFER_COUNT = defaults.minAutoDeferCount
+/** Default `stickyMargin`: a conversation keeps its decision while under 20% of its auto pool changes. */
+const STICKY_MARGIN = 0.2
+/** Internal option: the conversation's previous decision for the auto pool, kept by `decide`. */
+const STICKY = Symbol('toolreg.stickyDeferAuto')
 
 function escapeAttribute(value) {
   return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')
@@ -154,6 +159,14 @@ async function decide(records, contextWindow, opts) {
     fallbackContextWindow: opts.fallbackContextWindow,
     minAutoDeferCount: opts.minAutoDeferCount,
   })
+  const sticky = opts[STICKY]
+  let stickyKept = false
+  if (sticky !== undefined && canUseTools && auto.length > 0 && sticky !== verdict.deferAuto) {
+    verdict.deferAuto = sticky
+    // Deferring the auto pool brings the search tool in anyway: the always entries go with it.
+    if (sticky) verdict.deferAlways = always.length > 0
+    stickyKept = true
+  }
   const deferred = verdict.deferAlways && verdict.deferAuto ? candidates : verdict.deferAuto ? auto : verdict.deferAlways ? always : []
   const decision = {
     deferredNames: new Set(deferred.map((r) => r.name)),
@@ -161,8 +174,10 @@ async function decide(records, contextWindow, opts) {
     autoTokens: verdict.autoTokens,
     overheadTokens: verdict.overheadTokens,
     savedTokens: verdict.savedTokens,
-    reason: `${verdict.reasonCode}: ${verdict.reason}`,
-    reasonCode: verdict.reasonCode,
+    reason: stickyKept
+      ? `sticky: kept the conversation's previous decision (${sticky ? 'deferred' : 'inline'}) while its tool pool changed less than the margin; alone it would be ${verdict.reasonCode}`
+      : `${verdict.reasonCode}: ${verdict.reason}`,
+    reasonCode: stickyKept ? 'sticky' : verdict.reasonCode,
   }
   // The section describes what is deferred; `candidates` is all of it in the common case.
   const deferredSection = deferred.length === 0 ? undefined : deferred === candidates ? section : sectionOf(deferred.map((r) => r.label))
@@ -175,7 +190,7 @@ async function decide(records, contextWindow, opts) {
  */
 function planKey(contextWindow, opts, encoding, extraNames) {
   const model = opts.model === undefined ? '' : `${opts.model?.functionCalling},${opts.model?.promptToolUse}`
-  return `${contextWindow}|${encoding}|${model}|${opts.thresholdPct}|${opts.fallbackContextWindow}|${opts.minAutoDeferCount}|${opts.metaToolsOverheadTokens}|${opts.provider}|${opts.strict === true}|${extraNames.join('\0')}`
+  return `${contextWindow}|${opts[STICKY]}|${encoding}|${model}|${opts.thresholdPct}|${opts.fallbackContextWindow}|${opts.minAutoDeferCount}|${opts.metaToolsOverheadTokens}|${opts.provider}|${opts.strict === true}|${extraNames.join('\0')}`
 }
 
 /**
@@ -278,40 +293,66 @@ function withExecTool(exposed, registry, allowedNames, opts) {
 }
 
 /**
- * Applies the defer decision to a request's ToolSet: deferred tools leave `tools`, the
- * meta-tools come in, and the `<deferred-tools>` section is returned for the system prompt.
+ * Applies the defer decision to a request's ToolSet, exposing the deferred tools the way
+ * `opts.strategy` asks: our meta-tools (the default; the `<deferred-tools>` section is returned
+ * for the system prompt) or the provider's own deferral (`native`, `auto`; see strategy.js).
  * When nothing is deferred, the very same `tools` object comes back.
  */
 async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
-  if (tools == null) return { tools, deferredEntries: [], systemPrompt: undefined }
+  const chosen = chooseStrategy(opts)
+  if (tools == null) return { tools, deferredEntries: [], systemPrompt: undefined, strategy: 'inline', warnings: chosen.warnings }
   const names = Object.keys(tools)
-  if (names.length === 0) return { tools, deferredEntries: [], systemPrompt: undefined }
+  if (names.length === 0) return { tools, deferredEntries: [], systemPrompt: undefined, strategy: 'inline', warnings: chosen.warnings }
   // Read by key rather than with Object.values: a large ToolSet is a dictionary-mode object,
   // whose values V8 enumerates several times slower than it looks keys up.
   const values = new Array(names.length)
   for (let i = 0; i < names.length; i++) values[i] = tools[names[i]]
   const extraNames = opts.extraAllowedNames === undefined ? [] : [...opts.extraAllowedNames]
-  const key = planKey(contextWindow, opts, encodingOf(opts), extraNames)
   const view = registry[internals]
+  const conversation = conversationOf(opts)
+  const sticky = conversation && stickyDecision(conversation, names, view.recordsOf(names), contextWindow, opts)
+  const planOpts = sticky?.keep === undefined ? opts : { ...opts, [STICKY]: sticky.keep }
+  const key = planKey(contextWindow, planOpts, encodingOf(opts), extraNames)
   // The records a plan depends on: the tool set's, and the extra allowed names' (the key holds those names).
   const planNames = extraNames.length === 0 ? names : names.concat(extraNames)
   const records = () => view.recordsOf(planNames)
   let plan = cachedPlan(registry, key, names, values, records, view.generation)
   if (!plan) {
     const current = records()
-    plan = await buildPlan(registry, names, requestRecords(current.slice(0, names.length), values), extraNames, contextWindow, opts)
+    plan = await buildPlan(registry, names, requestRecords(current.slice(0, names.length), values), extraNames, contextWindow, planOpts)
     storePlan(registry, { key, names, values, records: current, generation: view.generation, plan })
   }
+  if (conversation) remember(conversation, sticky, plan.decision, contextWindow)
   const decision = requestDecision(plan.decision)
   const target = providerTarget(opts)
+  const { warnings } = chosen
   if (!plan.deferred) {
-    if (!opts.exec) return { tools: target ? await providerSafe(tools, names, target) : tools, deferredEntries: [], systemPrompt: undefined, decision }
-    const withExec = withExecTool({ ...tools }, registry, createLookup(registry, planNames), opts)
-    return { tools: target ? await providerSafe(withExec, Object.keys(withExec), target) : withExec, deferredEntries: [], systemPrompt: undefined, decision }
+    const inline = opts.exec ? withExecTool({ ...tools }, registry, createLookup(registry, planNames), opts) : tools
+    return { tools: target ? await providerSafe(inline, Object.keys(inline), target) : inline, deferredEntries: [], systemPrompt: undefined, decision, strategy: 'inline', warnings }
+  }
+  const { discovered, inspected } = discoveredIn(opts.messages)
+  if (chosen.strategy !== 'meta-tools') {
+    const safe = target ? await providerSafe(tools, names, target) : tools
+    let deferredNames = plan.decision.deferredNames
+    // ai@7 forgets discoveries between calls: what the conversation found stays exposed.
+    if (chosen.strategy === 'sdk-tool-search' && discovered.size > 0) deferredNames = new Set([...deferredNames].filter((n) => !discovered.has(n)))
+    const build = { tools: safe, names, deferredNames, deferredEntries: plan.deferredEntries, registry, opts, openai: chosen.openai }
+    const exposition =
+      chosen.strategy === 'anthropic-native' ? anthropicExposition(build) : chosen.strategy === 'openai-native' ? await openaiExposition(build) : sdkExposition(build)
+    if (opts.exec) withExecTool(exposition.tools, registry, plan.lookup, opts)
+    return {
+      tools: exposition.tools,
+      deferredEntries: plan.deferredEntries.slice(),
+      systemPrompt: undefined,
+      decision,
+      strategy: chosen.strategy,
+      warnings: warnings.concat(exposition.warnings),
+    }
   }
   const exposed = {}
   for (const name of plan.inlineNames) exposed[name] = tools[name]
-  const inspectedNames = new Set()
+  // Signatures the model read earlier in the conversation stay read: no second inspect round-trip.
+  const inspectedNames = new Set([...inspected].filter((name) => plan.lookup.allows(name)))
   const metaOpts = target && { provider: target.provider }
   exposed[MetaToolName.Search] = createToolSearchTool(registry, plan.deferred, inspectedNames, undefined, metaOpts)
   exposed[MetaToolName.Inspect] = createToolInspectTool(registry, plan.lookup, inspectedNames, undefined, metaOpts)
@@ -320,9 +361,66 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
   return {
     tools: target ? await providerSafe(exposed, Object.keys(exposed), target) : exposed,
     deferredEntries: plan.deferredEntries.slice(),
-    systemPrompt: plan.systemPrompt,
+    systemPrompt: conversation ? stickySection(conversation, plan) : plan.systemPrompt,
     decision,
+    strategy: 'meta-tools',
+    warnings,
   }
+}
+
+function conversationOf(opts) {
+  const { conversation } = opts
+  if (conversation === undefined) return undefined
+  if (conversation === null || typeof conversation !== 'object') {
+    throw invalidArgument('opts.conversation', 'expected an object kept per conversation (start with {})')
+  }
+  const margin = opts.stickyMargin ?? STICKY_MARGIN
+  if (typeof margin !== 'number' || !(margin >= 0 && margin <= 1)) throw invalidArgument('opts.stickyMargin', 'expected a number from 0 to 1')
+  return conversation
+}
+
+/**
+ * The auto pool of this request (registered, `defer: 'auto'`, not approval-gated) and, when the
+ * conversation decided before for the same context window and the pool changed by less than
+ * the margin (names added plus removed, over the previous pool's size), that decision.
+ */
+function stickyDecision(conversation, names, records, contextWindow, opts) {
+  const pool = []
+  for (let i = 0; i < names.length; i++) {
+    const record = records[i]
+    if (record && record.defer === 'auto' && !record.gated) pool.push(names[i])
+  }
+  const previous = conversation.toolreg
+  if (!previous || !Array.isArray(previous.pool) || typeof previous.deferAuto !== 'boolean' || previous.contextWindow !== (contextWindow ?? null)) {
+    return { pool, keep: undefined }
+  }
+  const before = new Set(previous.pool)
+  const now = new Set(pool)
+  let changed = 0
+  for (const name of now) if (!before.has(name)) changed++
+  for (const name of before) if (!now.has(name)) changed++
+  const ratio = changed / Math.max(before.size, 1)
+  return { pool, keep: ratio < (opts.stickyMargin ?? STICKY_MARGIN) ? previous.deferAuto : undefined }
+}
+
+/**
+ * The conversation's previous `<deferred-tools>` section while the deferred namespaces are the
+ * same: a tool more or less in one would change its count, and with it the cached system prompt.
+ */
+function stickySection(conversation, plan) {
+  const labels = [...new Set(plan.deferredEntries.map(labelOf))].sort()
+  const previous = conversation.toolreg.section
+  if (previous && previous.labels.join('\0') === labels.join('\0')) return previous.text
+  conversation.toolreg.section = { labels, text: plan.systemPrompt }
+  return plan.systemPrompt
+}
+
+/** Stores the decision in the conversation (plain JSON, so hosts can persist it with the chat). */
+function remember(conversation, sticky, decision, contextWindow) {
+  const deferAuto = sticky.pool.some((name) => decision.deferredNames.has(name))
+  // A kept decision keeps its reference pool, so slow drift still adds up to the margin.
+  const pool = sticky.keep === undefined ? sticky.pool : conversation.toolreg.pool
+  conversation.toolreg = { pool, deferAuto, contextWindow: contextWindow ?? null, section: conversation.toolreg?.section }
 }
 
 /**
@@ -346,6 +444,7 @@ function isMetaTool(name) {
 }
 
 module.exports = {
+  STICKY_MARGIN,
   shouldDefer,
   applyDeferExposition,
   buildDeferredToolsSection,

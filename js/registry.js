@@ -104,6 +104,31 @@ function recordOf(entry) {
   return recordsByEntry.get(entry) ?? new ToolRecord(entry)
 }
 
+const WIRE_NAME = /^[A-Za-z0-9_.-]{1,128}$/
+/** The last throwaway index of unregistered candidates: a conversation offers the same set each step. */
+let descriptionIndex = { key: undefined, index: undefined }
+
+/**
+ * Unregistered candidates ranked by the same word search over their name and description
+ * (an index of their own; names outside the wire alphabet cannot be indexed and never match).
+ */
+function rankByDescription(query, candidates) {
+  const indexable = candidates.filter((c) => WIRE_NAME.test(c.name))
+  if (indexable.length === 0) return []
+  const descriptions = indexable.map((c) => (typeof c.description === 'string' ? c.description : ''))
+  const key = JSON.stringify([indexable.map((c) => c.name), descriptions])
+  if (descriptionIndex.key !== key) {
+    const index = new native.NativeRegistry()
+    const n = indexable.length
+    callNative(() =>
+      index.registerMany(indexable.map((c) => c.name), new Array(n).fill('other'), new Array(n).fill(''), descriptions, new Array(n).fill('auto'), new Array(n).fill('{}')),
+    )
+    descriptionIndex = { key, index }
+  }
+  const hits = callNative(() => descriptionIndex.index.search(query, { limit: indexable.length }, undefined))
+  return hits.map((hit) => hit.name)
+}
+
 /**
  * One registry for every tool: built-in, MCP and meta-tools, declared once and queried per
  * request. Entries keep their AI SDK `Tool` untouched; search, schemas and validation live in
@@ -547,6 +572,40 @@ class ToolRegistry {
       const { entry } = this.#records.get(name)
       return { name, namespace: entry.namespace, description: entry.description, score }
     })
+  }
+
+  /**
+   * `candidates`' names ranked for `query`, best first: the signature of ai@7's
+   * `toolSearch({ search })` callback, so `search: ({ query, tools }) => registry.rank(query, tools)`.
+   * Candidates this registry knows rank with its search (hybrid when it has an embedder); the
+   * others rank by their own name and description, after the known ones. Candidates that do
+   * not match are left out.
+   * @param {string} query
+   * @param {Array<{ name: string, description?: string }>} candidates
+   * @returns {Promise<string[]>}
+   */
+  async rank(query, candidates) {
+    if (typeof query !== 'string') throw invalidArgument('query', `expected a string, got ${typeof query}`)
+    if (!Array.isArray(candidates)) throw invalidArgument('candidates', 'expected an array of { name, description? }')
+    const known = []
+    const unknown = []
+    const seen = new Set()
+    for (const candidate of candidates) {
+      const name = candidate?.name
+      if (typeof name !== 'string') throw invalidArgument('candidates', 'expected every candidate to have a string name')
+      if (seen.has(name)) continue
+      seen.add(name)
+      if (this.#records.has(name)) known.push(name)
+      else unknown.push(candidate)
+    }
+    if (query.trim() === '') return []
+    const ranked = []
+    if (known.length > 0) {
+      const hits = await this.#searchHits(query, { limit: known.length }, new native.NameSet(known))
+      for (const hit of hits) ranked.push(hit.name)
+    }
+    if (unknown.length > 0) ranked.push(...rankByDescription(query, unknown))
+    return ranked
   }
 
   /** Package-internal access for the meta-tools and the exposition. */

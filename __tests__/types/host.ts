@@ -1,7 +1,7 @@
 // A TypeScript host written the way the README shows, compiled with `tsc --noEmit --strict`
 // against the package's own `index.d.ts` and `ai`'s types (see __tests__/types.test.mjs).
 // Lines marked @ts-expect-error are misuses that must keep failing to compile.
-import { tool, jsonSchema, generateText, stepCountIs, type ToolSet, type LanguageModel } from 'ai'
+import { tool, jsonSchema, generateText, stepCountIs, type ToolSet, type LanguageModel, type ModelMessage } from 'ai'
 import { z } from 'zod'
 import {
   ToolRegistry,
@@ -19,6 +19,8 @@ import {
   type ToolApplyScope,
   type DeferDecision,
   type McpServerConfig,
+  type ConversationState,
+  type ExpositionStrategy,
 } from 'toolreg'
 
 declare function search(query: string, limit: number): Promise<string[]>
@@ -76,6 +78,23 @@ export async function perRequest(mcpToolIds: Set<string>): Promise<string> {
     stopWhen: stepCountIs(10),
   })
   return `${reason ?? ''} ${result.text}`
+}
+
+export async function nativeDeferral(messages: ModelMessage[], conversation: ConversationState): Promise<string[]> {
+  const tools: ToolSet = registry.selectActiveTools({ mcpToolIds: new Set() })
+  const exposed = await applyDeferExposition(tools, registry, 200_000, {
+    strategy: 'native',
+    provider: 'anthropic.messages',
+    messages,
+    conversation,
+    stickyMargin: 0.25,
+    maxResults: 3,
+  })
+  const strategy: ExpositionStrategy = exposed.strategy
+  const ranked: string[] = await registry.rank('weather', [{ name: 'get_weather' }, { name: 'x', description: 'other' }])
+  // @ts-expect-error strategy is 'meta-tools' | 'native' | 'auto'
+  void applyDeferExposition(tools, registry, 1, { strategy: 'anthropic' })
+  return [strategy, ...exposed.warnings, ...ranked]
 }
 
 export async function tokensAndDecisions(): Promise<number> {
