@@ -153,6 +153,18 @@ describe('per-request plans', () => {
     expect(next.deferredEntries.map((e) => e.name)).not.toContain('heavy_0')
   })
 
+  it('an entry re-registered while a plan is being built (same tool object) is seen by the next request', async () => {
+    const { registry, toolsOf } = setup()
+    const tools = toolsOf()
+    const pending = applyDeferExposition(tools, registry, 32_000)
+    // Same tool object, new record: the ToolSet alone cannot tell the catalog changed.
+    registry.register(entry('echo', { tool: tools.echo, defer: 'never' }))
+    expect((await pending).decision.deferredNames.has('echo')).toBe(true)
+    const next = await applyDeferExposition(tools, registry, 32_000)
+    expect(next.decision.deferredNames.has('echo')).toBe(false)
+    expect(next.tools.echo).toBe(tools.echo)
+  })
+
   it('a request carrying its own tool under a registered name runs that tool, plan reuse or not', async () => {
     const { registry, toolsOf } = setup()
     const plain = await applyDeferExposition(toolsOf(), registry, 32_000)

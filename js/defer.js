@@ -316,11 +316,13 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
   // The records a plan depends on: the tool set's, and the extra allowed names' (the key holds those names).
   const planNames = extraNames.length === 0 ? names : names.concat(extraNames)
   const records = () => view.recordsOf(planNames)
-  let plan = cachedPlan(registry, key, names, values, records, view.generation)
+  // Read before the plan is built: a registration during its await must make the next request re-check.
+  const generation = view.generation
+  let plan = cachedPlan(registry, key, names, values, records, generation)
   if (!plan) {
     const current = records()
     plan = await buildPlan(registry, names, requestRecords(current.slice(0, names.length), values), extraNames, contextWindow, planOpts)
-    storePlan(registry, { key, names, values, records: current, generation: view.generation, plan })
+    storePlan(registry, { key, names, values, records: current, generation, plan })
   }
   if (conversation) remember(conversation, sticky, plan.decision, contextWindow)
   const decision = requestDecision(plan.decision)

@@ -142,6 +142,8 @@ class ToolRegistry {
   #sorted = null
   /** Bumped by every change, so per-request caches can tell the catalog is unchanged. */
   #generation = 0
+  /** `this[internals]`, made on first use. */
+  #internalView = null
   /** Entries whose `applies` or `buildTool` threw already: one warning each. */
   #warned = new WeakSet()
   #logger
@@ -610,17 +612,24 @@ class ToolRegistry {
 
   /** Package-internal access for the meta-tools and the exposition. */
   get [internals]() {
-    return {
-      native: this.#native,
-      logger: this.#logger,
-      generation: this.#generation,
-      /** The record registered under each name, `undefined` for names it does not know. */
-      recordsOf: (names) => names.map((name) => this.#records.get(name)),
-      search: (query, opts, nameSet) =>
-        callNative(() => this.#native.search(query, opts, nameSet)),
-      /** Hybrid when the registry has an embedder, else the same as `search`. */
-      searchAsync: (query, opts, nameSet) => this.#searchHits(query, opts, nameSet),
+    // Made once: the per-request path reads it on every request.
+    if (!this.#internalView) {
+      const registry = this
+      this.#internalView = {
+        native: this.#native,
+        logger: this.#logger,
+        get generation() {
+          return registry.#generation
+        },
+        /** The record registered under each name, `undefined` for names it does not know. */
+        recordsOf: (names) => names.map((name) => this.#records.get(name)),
+        search: (query, opts, nameSet) =>
+          callNative(() => this.#native.search(query, opts, nameSet)),
+        /** Hybrid when the registry has an embedder, else the same as `search`. */
+        searchAsync: (query, opts, nameSet) => this.#searchHits(query, opts, nameSet),
+      }
     }
+    return this.#internalView
   }
 }
 
