@@ -2,6 +2,8 @@
 // timeouts) and the process's RSS before and after. Not part of `npm test`.
 // Run: node --expose-gc bench/exec.soak.mjs [runs]
 import { createRequire } from 'node:module'
+import { loadavg } from 'node:os'
+import { statSync } from 'node:fs'
 import { tool, jsonSchema } from 'ai'
 
 const require = createRequire(import.meta.url)
@@ -12,6 +14,8 @@ if (typeof global.gc !== 'function') {
   process.exit(1)
 }
 const runs = Number(process.argv[2] ?? 10_000)
+const addon = require.resolve('../toolreg.linux-x64-gnu.node')
+console.log(`addon ${addon} (${(statSync(addon).size / 2 ** 20).toFixed(1)} MiB), load average at the start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
 const registry = new ToolRegistry()
 registry.register({
   name: 'echo',
@@ -61,3 +65,4 @@ const failures = await batch(runs)
 const after = await settledRss()
 console.log(`${runs} runs in ${((Date.now() - t0) / 1000).toFixed(1)} s (failures by code#script: ${JSON.stringify(failures)})`)
 console.log(`RSS after warm-up ${mib(before)} MiB, after the soak ${mib(after)} MiB: growth ${mib(after - before)} MiB`)
+console.log(`load average at the end (1/5/15 min): ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
