@@ -119,14 +119,8 @@ export interface ShouldDeferOptions {
   fallbackContextWindow?: number
   /** Default MIN_AUTO_DEFER_COUNT (5). */
   minAutoDeferCount?: number
-  /** Default: measured for this request (meta-tool definitions + the deferred-tools section, + tool_exec's definition with `exec`). */
+  /** Default: measured for this request (meta-tool definitions + the deferred-tools section). */
   metaToolsOverheadTokens?: number
-  /**
-   * tool_exec comes with the meta-tools: its definition (which lists the callable tools) counts in
-   * the overhead. In applyDeferExposition it also injects tool_exec over every allowed tool; pass
-   * its options (less `allowedNames`) to configure it.
-   */
-  exec?: boolean | Omit<ToolExecOptions, 'allowedNames'>
 }
 
 export type DeferReasonCode =
@@ -160,6 +154,8 @@ export declare function shouldDefer(
 export interface ApplyDeferOptions extends ShouldDeferOptions {
   /** Names the meta-tools may reach besides the request's own tools. */
   extraAllowedNames?: Iterable<string>
+  /** Injects tool_exec over every allowed tool; pass its options (less `allowedNames`) to configure it. */
+  exec?: boolean | Omit<ToolExecOptions, 'allowedNames'>
   /**
    * The AI SDK model's `provider` string (`model.provider`, e.g. `'google.generative-ai'`): the
    * exposed tools' input schemas and the meta-tools' schema outputs are rewritten to what that

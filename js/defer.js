@@ -9,7 +9,7 @@ const { MetaToolName, Lookup, DeferredView, createLookup } = require('./meta/sha
 const { createToolSearchTool } = require('./meta/search')
 const { createToolInspectTool } = require('./meta/inspect')
 const { createToolInvokeTool } = require('./meta/invoke')
-const { createToolExecTool, execDefinitionText } = require('./meta/exec')
+const { createToolExecTool } = require('./meta/exec')
 const { providerTarget, safeToolOf } = require('./provider')
 const { chooseStrategy, anthropicExposition, openaiExposition, sdkExposition, discoveredIn } = require('./strategy')
 
@@ -110,19 +110,6 @@ function overheadOf(section, encoding) {
  */
 const META_TOOLS_OVERHEAD_TOKENS = 573
 
-/**
- * With `opts.exec`, `tool_exec` comes with the meta-tools, so its definition counts too: its
- * description lists the tools code can call (these entries), within its token budget.
- */
-function execOverhead(entries, opts, encoding) {
-  if (!opts.exec) return 0
-  return countTokens(execDefinitionText(entries, execOptionsOf(opts)), { encoding })
-}
-
-function execOptionsOf(opts) {
-  return typeof opts.exec === 'object' && opts.exec !== null ? opts.exec : {}
-}
-
 function checkModel(model) {
   if (model === undefined) return { functionCalling: true, promptToolUse: false }
   if (model === null || typeof model !== 'object' || typeof model.functionCalling !== 'boolean') {
@@ -142,7 +129,7 @@ async function shouldDefer(entries, contextWindow, opts = {}) {
 }
 
 /** `shouldDefer` over records; also returns the `<deferred-tools>` section it measured. */
-async function decide(records, contextWindow, opts, extraEntries = []) {
+async function decide(records, contextWindow, opts) {
   const model = checkModel(opts.model)
   const encoding = encodingOf(opts)
   const auto = []
@@ -158,9 +145,7 @@ async function decide(records, contextWindow, opts, extraEntries = []) {
   const alwaysTokens = canUseTools && always.length ? (await recordCosts(always, encoding)).reduce((s, c) => s + c, 0) : 0
   const candidates = always.length === 0 ? auto : [...always, ...auto]
   const section = canUseTools ? sectionOf(candidates.map((r) => r.label)) : undefined
-  const overheadTokens =
-    opts.metaToolsOverheadTokens ??
-    (canUseTools ? overheadOf(section, encoding) + execOverhead(records.map((r) => r.entry).concat(extraEntries), opts, encoding) : 0)
+  const overheadTokens = opts.metaToolsOverheadTokens ?? (canUseTools ? overheadOf(section, encoding) : 0)
   const verdict = native.decideDefer({
     autoCount: auto.length,
     autoTokens,
@@ -205,9 +190,7 @@ async function decide(records, contextWindow, opts, extraEntries = []) {
  */
 function planKey(contextWindow, opts, encoding, extraNames) {
   const model = opts.model === undefined ? '' : `${opts.model?.functionCalling},${opts.model?.promptToolUse}`
-  // tool_exec's limits and budget change its definition, which the overhead counts.
-  const exec = opts.exec ? JSON.stringify([execOptionsOf(opts).limits, execOptionsOf(opts).signatureTokenBudget]) : ''
-  return `${contextWindow}|${opts[STICKY]}|${encoding}|${model}|${opts.thresholdPct}|${opts.fallbackContextWindow}|${opts.minAutoDeferCount}|${opts.metaToolsOverheadTokens}|${opts.provider}|${opts.strict === true}|${exec}|${extraNames.join('\0')}`
+  return `${contextWindow}|${opts[STICKY]}|${encoding}|${model}|${opts.thresholdPct}|${opts.fallbackContextWindow}|${opts.minAutoDeferCount}|${opts.metaToolsOverheadTokens}|${opts.provider}|${opts.strict === true}|${extraNames.join('\0')}`
 }
 
 /**
@@ -219,8 +202,7 @@ async function buildPlan(registry, names, records, extraNames, contextWindow, op
   const known = records.filter((r) => r !== undefined)
   // The extra names' entries are captured now, with the others, not after the await below.
   const extra = extraNames.map((name) => [name, registry.getByName(name)])
-  const extraEntries = extra.map(([, entry]) => entry).filter((entry) => entry && !names.includes(entry.name))
-  const { decision, deferredSection } = await decide(known, contextWindow, opts, extraEntries)
+  const { decision, deferredSection } = await decide(known, contextWindow, opts)
   const { deferredNames } = decision
   if (deferredNames.size === 0) return { decision, deferred: null }
   const inlineNames = names.filter((name) => !deferredNames.has(name))
@@ -305,7 +287,8 @@ function requestDecision(decision) {
  * iterates the allowed names); `opts.exec` may be `true` or its options.
  */
 function withExecTool(exposed, registry, allowedNames, opts) {
-  exposed[MetaToolName.Exec] = createToolExecTool(registry, { ...execOptionsOf(opts), allowedNames })
+  const execOptions = typeof opts.exec === 'object' ? opts.exec : {}
+  exposed[MetaToolName.Exec] = createToolExecTool(registry, { ...execOptions, allowedNames })
   return exposed
 }
 

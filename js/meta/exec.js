@@ -8,7 +8,6 @@ const { mcpResultToModelOutput } = require('../mcp/content')
 const { MetaToolName, createLookup } = require('./shared')
 const { admitCall } = require('./invoke')
 const { signaturesWithin } = require('./execSignatures')
-const { definitionText } = require('../schema')
 
 const DEFAULT_APPROVAL_TIMEOUT_MS = 5 * 60 * 1000
 /** Tokens (o200k_base) the tool list may take in the description; see README for the measure. */
@@ -96,24 +95,6 @@ function withTimeout(promise, ms, onTimeout) {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
 
-/** The entries code can call: executable tools other than the meta-tools. */
-function callableEntries(entries) {
-  return entries.filter((entry) => entry && !META_TOOL_NAMES.has(entry.name) && typeof entry.tool.execute === 'function')
-}
-
-function describe(entries, opts) {
-  return `${INTRO.replace('{limits}', describeLimits(opts.limitsJson))}\n${signaturesWithin(entries, opts.budget)}`
-}
-
-/**
- * `tool_exec`'s definition as a provider receives it, over these entries (the callable ones are
- * listed) and `tool_exec`'s options; the defer decision counts it when `exec` is on.
- */
-function execDefinitionText(entries, options = {}) {
-  const opts = checkOptions(options)
-  return definitionText(MetaToolName.Exec, { description: describe(callableEntries(entries), opts) }, inputSchema.jsonSchema)
-}
-
 /**
  * `tool_exec`: runs model-written JavaScript in QuickJS on a pool of threads. Tool calls from
  * the code go through the checks `tool_invoke` makes (allow-list, approval, validation) and
@@ -123,9 +104,12 @@ function createToolExecTool(registry, options = {}) {
   const opts = checkOptions(options)
   const lookup = createLookup(registry, opts.allowedNames)
   const candidates = opts.allowedNames === undefined ? registry.getAll().map((e) => e.name) : [...new Set(opts.allowedNames)]
-  const entries = callableEntries(candidates.map((name) => lookup.get(name)))
+  const entries = candidates
+    .filter((name) => !META_TOOL_NAMES.has(name))
+    .map((name) => lookup.get(name))
+    .filter((entry) => entry && typeof entry.tool.execute === 'function')
   const toolNames = entries.map((entry) => entry.name)
-  const description = describe(entries, opts)
+  const description = `${INTRO.replace('{limits}', describeLimits(opts.limitsJson))}\n${signaturesWithin(entries, opts.budget)}`
   const pool = poolOf(opts.poolSize)
   const { native: registryNative } = registry[internals]
   /** Media from MCP results, by outer toolCallId, until toModelOutput picks them up. */
@@ -222,4 +206,4 @@ function createToolExecTool(registry, options = {}) {
   })
 }
 
-module.exports = { createToolExecTool, execDefinitionText, DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_SIGNATURE_TOKEN_BUDGET }
+module.exports = { createToolExecTool, DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_SIGNATURE_TOKEN_BUDGET }
