@@ -1,6 +1,7 @@
 //! Property-based fuzzing (stable Rust, proptest) of every reader of untrusted text: the lenient
 //! JSON reader and schema coercion of tool-call repair, the schema outline reader and validator
-//! compiler (MCP servers send arbitrary schemas), the search query syntax (`select:`, `+word`,
+//! compiler (MCP servers send arbitrary schemas) and deep arguments against recursive unions
+//! (the validator's exponential case), the search query syntax (`select:`, `+word`,
 //! regex mode) and MCP wire ids.
 //!
 //! `npm test` runs each property for proptest's default 256 cases. A long run:
@@ -220,6 +221,51 @@ fn fuzz_schema_outline_and_compile() {
                 let _ = compiled.validate(&instance);
                 let _ = compiled.parse(&instance);
             }
+            Ok(())
+        },
+    );
+}
+
+/// Schemas whose unions recurse (the validator's exponential case) against values nested up to
+/// 40 deep: every check must come back (refused or judged), never run for minutes.
+#[test]
+fn fuzz_deep_values_against_recursive_unions() {
+    let branch = prop::sample::select(vec![
+        json!({"type": "array", "items": {"$ref": "#/$defs/n"}}),
+        json!({"type": "array", "items": {"$ref": "#/$defs/n"}, "minItems": 1}),
+        json!({"type": "object", "additionalProperties": {"$ref": "#/$defs/n"}}),
+        json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/n"}}}),
+        json!({"$ref": "#/$defs/n", "maxItems": 5}),
+        json!({"type": "string"}),
+    ]);
+    let schema = (
+        prop::collection::vec(branch, 1..5),
+        prop::sample::select(vec!["anyOf", "oneOf", "allOf"]),
+    )
+        .prop_map(
+            |(branches, union)| json!({"$defs": {"n": { union: branches }}, "$ref": "#/$defs/n"}),
+        );
+    let value = (
+        0usize..40,
+        prop::collection::vec(any::<bool>(), 40),
+        "[a-z]{0,3}",
+    )
+        .prop_map(|(depth, as_object, leaf)| {
+            (0..depth).fold(json!(leaf), |v, level| {
+                if as_object[level] {
+                    json!({ "a": v })
+                } else {
+                    json!([v])
+                }
+            })
+        });
+    fuzz(
+        "deep values against recursive unions",
+        (schema, value),
+        |(schema, value)| {
+            let compiled = CompiledSchema::compile(&schema).expect("the generated schemas compile");
+            let _ = compiled.validate(&value);
+            let _ = compiled.parse(&value);
             Ok(())
         },
     );

@@ -12,6 +12,7 @@ mod provider_subset;
 #[cfg(test)]
 mod samples;
 mod validate;
+mod work;
 
 pub use jsdoc::{
     MAX_NESTING_DEPTH, describe_tool, describe_tool_showing, needs_exact_schema, schema_to_jsdoc,

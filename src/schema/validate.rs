@@ -12,7 +12,7 @@ use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, ReferencingError, ValidationError};
 use serde_json::Value;
 
-use super::{deref, is_identifier, resolve_local_ref};
+use super::{deref, is_identifier, resolve_local_ref, work};
 
 /// `format_issues` lists at most this many issues; the model fixes the first few and retries.
 pub const MAX_LISTED_ISSUES: usize = 10;
@@ -178,7 +178,20 @@ impl CompiledSchema {
     }
 
     /// Checks `instance`, returning every issue (deduplicated, in the validator's order).
+    /// An instance whose check could take more than its allowance (see [`work`]) is refused
+    /// with one issue saying so, before the validator starts.
     pub fn validate(&self, instance: &Value) -> Result<(), Vec<ValidationIssue>> {
+        let allowance = work::step_allowance(instance);
+        if work::exceeds(&self.schema, instance, allowance) {
+            return Err(vec![ValidationIssue {
+                path: String::new(),
+                message: format!(
+                    "the arguments nest too deeply for this tool's schema to be checked (over \
+                     {allowance} schema checks: its unions try every branch at every level); \
+                     send flatter arguments"
+                ),
+            }]);
+        }
         if self.validator.is_valid(instance) {
             return Ok(());
         }
@@ -506,6 +519,22 @@ mod tests {
 
     fn rendered(schema: Value, instance: Value) -> String {
         format_issues(&issues(schema, instance))
+    }
+
+    #[test]
+    fn deep_arguments_under_a_recursive_union_are_refused_before_validating() {
+        // 3 branches ^ 16 levels: minutes of validating without the allowance.
+        let schema = json!({"$defs": {"n": {"anyOf": [
+            {"type": "array", "items": {"$ref": "#/$defs/n"}},
+            {"type": "array", "items": {"$ref": "#/$defs/n"}, "minItems": 1},
+            {"type": "array", "items": {"$ref": "#/$defs/n"}, "maxItems": 3}
+        ]}}, "$ref": "#/$defs/n"});
+        let deep = (0..16).fold(json!("leaf"), |v, _| json!([v]));
+        let text = rendered(schema.clone(), deep);
+        assert!(text.contains("nest too deeply"), "{text}");
+        let shallow = (0..3).fold(json!([]), |v, _| json!([v]));
+        let compiled = CompiledSchema::compile(&schema).unwrap();
+        assert!(compiled.validate(&shallow).is_ok());
     }
 
     #[test]
