@@ -122,7 +122,8 @@ async function codeModeLane({ runs, throughput }) {
   }
 }
 
-const addon = require.resolve('../toolreg.linux-x64-gnu.node')
+// The loader takes NAPI_RS_NATIVE_LIBRARY_PATH first (how a release build is benched beside a debug one).
+const addon = process.env.NAPI_RS_NATIVE_LIBRARY_PATH || require.resolve('../toolreg.linux-x64-gnu.node')
 console.log(`tool_exec bench — Node ${process.version}, addon ${path.relative(process.cwd(), addon)} (${(statSync(addon).size / 2 ** 20).toFixed(1)} MiB)`)
 console.log(`load average at start: ${load()}`)
 

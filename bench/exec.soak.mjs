@@ -14,7 +14,7 @@ if (typeof global.gc !== 'function') {
   process.exit(1)
 }
 const runs = Number(process.argv[2] ?? 10_000)
-const addon = require.resolve('../toolreg.linux-x64-gnu.node')
+const addon = process.env.NAPI_RS_NATIVE_LIBRARY_PATH || require.resolve('../toolreg.linux-x64-gnu.node')
 console.log(`addon ${addon} (${(statSync(addon).size / 2 ** 20).toFixed(1)} MiB), load average at the start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
 const registry = new ToolRegistry()
 registry.register({
