@@ -138,6 +138,11 @@ class McpHub {
     this.#tools.clear()
     await awaitNative(this.#native.close())
   }
+
+  /** The native hub behind `host` when it is an McpHub whose `callTool` nobody replaced. */
+  static nativeOf(host) {
+    return host instanceof McpHub && host.callTool === McpHub.prototype.callTool ? host.#native : undefined
+  }
 }
 
 module.exports = { McpHub, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_LIST_TIMEOUT_MS }

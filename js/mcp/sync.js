@@ -2,7 +2,8 @@
 
 const { tool, jsonSchema } = require('ai')
 const { invalidArgument, ToolregError } = require('../errors')
-const { internals } = require('../registry')
+const { internals, hasApprovalGate } = require('../registry')
+const { McpHub, DEFAULT_CALL_TIMEOUT_MS } = require('./hub')
 const { buildMcpToolWireId, isReferenceWireIdOf, checkStyle } = require('./wireId')
 const { mcpResultToText, mcpResultToModelOutput } = require('./content')
 
@@ -11,6 +12,9 @@ const DEFAULT_SYNC_TIMEOUT_MS = 15_000
 /** registry → wireId → what was registered for it, so an unchanged tool is not re-registered. */
 const syncedByRegistry = new WeakMap()
 
+/** The `execute` this module made for an MCP tool → where its calls go. */
+const hubRoutes = new WeakMap()
+
 /** The failure of an MCP tool (`isError: true`), carrying the server's text for the model. */
 class McpToolError extends ToolregError {
   constructor(message, result) {
@@ -18,6 +22,23 @@ class McpToolError extends ToolregError {
     this.name = 'McpToolError'
     this.result = result
   }
+}
+
+/** What a call of the MCP tool `name` gives its caller: the result, or an McpToolError. */
+function mcpCallOutput(result, name) {
+  if (result?.isError) throw new McpToolError(mcpResultToText(result) || `${name} failed`, result)
+  return result
+}
+
+/**
+ * Where calls of `tool` may go without the JS thread (tool_exec calls them from Rust): only a
+ * tool this module made for an McpHub, with the hub's own `execute` and `callTool` and no
+ * approval gate. A host that wraps any of these keeps every call going through its wrapper.
+ */
+function directMcpRoute(tool) {
+  const route = hubRoutes.get(tool.execute)
+  const hub = route && !hasApprovalGate(tool) ? McpHub.nativeOf(route.host) : undefined
+  return hub && { hub, serverId: route.serverId, toolName: route.toolName, timeoutMs: route.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS }
 }
 
 function serversOf(host) {
@@ -66,12 +87,12 @@ function buildEntry(host, server, descriptor, wireId, gated, callTimeoutMs, meta
     ...(gated && { needsApproval: true }),
     execute: async (args, options = {}) => {
       const result = await host.callTool(server.id, descriptor.name, args, { timeoutMs: callTimeoutMs, signal: options.abortSignal })
-      if (result?.isError) throw new McpToolError(mcpResultToText(result) || `${descriptor.name} failed`, result)
-      return result
+      return mcpCallOutput(result, descriptor.name)
     },
     toModelOutput: ({ output }) => mcpResultToModelOutput(output),
     ...(metadata !== undefined && { metadata }),
   })
+  hubRoutes.set(mcpTool.execute, { host, serverId: server.id, toolName: descriptor.name, timeoutMs: callTimeoutMs })
   return {
     name: wireId,
     namespace: `mcp:${server.id}`,
@@ -296,4 +317,4 @@ async function syncCatalog(registry, host, opts) {
   return result
 }
 
-module.exports = { syncMcpToolsToRegistry, McpToolError, DEFAULT_SYNC_TIMEOUT_MS, withTimeout }
+module.exports = { syncMcpToolsToRegistry, McpToolError, mcpCallOutput, directMcpRoute, DEFAULT_SYNC_TIMEOUT_MS, withTimeout }

@@ -5,6 +5,7 @@ const native = require('../../binding.js')
 const { internals } = require('../registry')
 const { callNative, invalidArgument, ToolInvocationError } = require('../errors')
 const { mcpResultToModelOutput } = require('../mcp/content')
+const { directMcpRoute, mcpCallOutput } = require('../mcp/sync')
 const { MetaToolName, createLookup } = require('./shared')
 const { admitCall } = require('./invoke')
 const { signaturesWithin } = require('./execSignatures')
@@ -80,6 +81,21 @@ async function runTool(entry, params, options) {
   return output
 }
 
+/**
+ * The MCP tools among `entries` whose calls Rust makes straight through their hub: the run
+ * does not wait for the JS thread (busy in an Electron main process) between calls.
+ */
+function directRoutes(registryNative, entries) {
+  let routes
+  for (const entry of entries) {
+    const route = directMcpRoute(entry.tool)
+    if (!route) continue
+    routes ??= new native.NativeExecRoutes(registryNative)
+    routes.addMcp(entry.name, route.hub, route.serverId, route.toolName, route.timeoutMs)
+  }
+  return routes
+}
+
 /** Media parts of an MCP result (images, audio, blobs), which the code only sees as base64. */
 function mediaParts(entry, output) {
   if (!entry.namespace?.startsWith('mcp:')) return []
@@ -112,6 +128,7 @@ function createToolExecTool(registry, options = {}) {
   const description = `${INTRO.replace('{limits}', describeLimits(opts.limitsJson))}\n${signaturesWithin(entries, opts.budget)}`
   const pool = poolOf(opts.poolSize)
   const { native: registryNative } = registry[internals]
+  const routes = directRoutes(registryNative, entries)
   /** Media from MCP results, by outer toolCallId, until toModelOutput picks them up. */
   const mediaByCall = new Map()
 
@@ -143,6 +160,18 @@ function createToolExecTool(registry, options = {}) {
       }
     }
 
+    function fail(callNumber, error) {
+      run.respond(callNumber, false, String(error?.message ?? error), typeof error?.code === 'string' ? error.code : undefined)
+    }
+
+    /** A direct MCP call the hub answered with something to shape here (an error, media). */
+    function shapeMcpResult(callNumber, toolName, resultJson) {
+      const entry = lookup.get(toolName)
+      const output = mcpCallOutput(JSON.parse(resultJson), entry.mcp?.toolName ?? toolName)
+      media.push(...mediaParts(entry, output))
+      run.respond(callNumber, true, JSON.stringify(output ?? null))
+    }
+
     async function callTool(callNumber, toolName, inputJson) {
       const toolCallId = `${outerId}::exec::${callNumber}`
       const controller = new AbortController()
@@ -159,7 +188,7 @@ function createToolExecTool(registry, options = {}) {
         media.push(...mediaParts(admitted.entry, output))
         run.respond(callNumber, true, JSON.stringify(output ?? null))
       } catch (error) {
-        run.respond(callNumber, false, String(error?.message ?? error), typeof error?.code === 'string' ? error.code : undefined)
+        fail(callNumber, error)
       } finally {
         controllers.delete(callNumber)
       }
@@ -168,9 +197,23 @@ function createToolExecTool(registry, options = {}) {
     const signal = callOptions.abortSignal
     signal?.throwIfAborted()
     run = callNative(() =>
-      pool.start(code, toolNames, opts.limitsJson, (callNumber, toolName, inputJson) => {
-        callTool(callNumber, toolName, inputJson)
-      }),
+      pool.start(
+        code,
+        toolNames,
+        opts.limitsJson,
+        (callNumber, toolName, inputJson, mcpResultJson) => {
+          if (mcpResultJson == null) {
+            callTool(callNumber, toolName, inputJson)
+            return
+          }
+          try {
+            shapeMcpResult(callNumber, toolName, mcpResultJson)
+          } catch (error) {
+            fail(callNumber, error)
+          }
+        },
+        routes,
+      ),
     )
     const onAbort = () => run.abort()
     signal?.addEventListener('abort', onAbort, { once: true })

@@ -1,19 +1,27 @@
 //! `tool_exec` runs for JS: the pool, one handle per run, and the bridge that hands tool
 //! calls to a JS function (through a weak thread-safe function, so a run never keeps Node
-//! alive) and takes its answers back.
+//! alive) and takes its answers back. Calls to MCP tools of an `McpHub` that need no approval
+//! go from the pool thread straight to the hub, without waiting for the JS thread.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::Duration;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
+use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
+use super::mcp::NativeMcpHub;
+use super::registry::{NativeRegistry, read};
 use crate::exec::{
     AbortHandle, ApprovalWait, Bridge, BridgeError, BridgeRequest, ExecError, ExecJob, ExecLimits,
     ExecOutcome, ExecPool, Responder,
 };
+use crate::mcp::{CancellationToken, McpHub};
+use crate::registry::{InputCheck, Registry};
 
 fn exec_error(err: ExecError) -> napi::Error {
     napi::Error::new(Status::GenericFailure, format!("[{}] {}", err.code(), err))
@@ -24,7 +32,9 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-type CallToolArgs = FnArgs<(u32, String, String)>;
+/// `(callNumber, toolName, inputJson, mcpResultJson?)`: the last is set when the hub already
+/// answered a direct call whose result JS shapes (a tool error, images, files).
+type CallToolArgs = FnArgs<(u32, String, String, Option<String>)>;
 type CallToolFn = ThreadsafeFunction<CallToolArgs, (), CallToolArgs, Status, false, true>;
 
 /// Calls awaiting the JS host's answer, by call number.
@@ -34,17 +44,23 @@ struct Calls {
     approval_waits: Mutex<HashMap<u32, ApprovalWait>>,
 }
 
-struct JsBridge {
+/// The JS side of a run: its `callTool` function and the calls it has yet to answer.
+struct JsHost {
     call_tool: CallToolFn,
     calls: Arc<Calls>,
 }
 
-impl Bridge for JsBridge {
-    fn call(&self, request: BridgeRequest, responder: Responder) {
+impl JsHost {
+    fn hand_over(&self, request: BridgeRequest, mcp_result: Option<String>, responder: Responder) {
         let call_number = request.call_number;
         lock(&self.calls.responders).insert(call_number, responder);
         let status = self.call_tool.call(
-            FnArgs::from((call_number, request.tool_name, request.input_json)),
+            FnArgs::from((
+                call_number,
+                request.tool_name,
+                request.input_json,
+                mcp_result,
+            )),
             ThreadsafeFunctionCallMode::NonBlocking,
         );
         if status != Status::Ok
@@ -55,6 +71,151 @@ impl Bridge for JsBridge {
                 format!("the host could not take the call ({status})"),
             )));
         }
+    }
+}
+
+/// Where one MCP tool's calls go.
+#[derive(Clone)]
+struct McpRoute {
+    hub: McpHub,
+    server_id: String,
+    tool_name: String,
+    timeout: Duration,
+}
+
+/// MCP tools whose calls skip the JS thread, and the registry that validates their params.
+struct DirectCalls {
+    registry: Arc<RwLock<Registry>>,
+    routes: Arc<HashMap<String, McpRoute>>,
+    /// Calls at the hub, so that a run that ends cancels them (`notifications/cancelled`).
+    in_flight: Mutex<HashMap<u32, CancellationToken>>,
+}
+
+impl DirectCalls {
+    /// The validated params of a call this path takes. Anything else (no route, params that
+    /// do not validate or cannot be checked here) goes to JS, which gives the readable error.
+    fn admit(&self, request: &BridgeRequest) -> Option<(McpRoute, Map<String, Value>)> {
+        let route = self.routes.get(&request.tool_name)?;
+        let input = serde_json::from_str(&request.input_json).ok()?;
+        match read(&self.registry).check_input(&request.tool_name, input) {
+            Ok(InputCheck::Valid(Value::Object(params))) => Some((route.clone(), params)),
+            _ => None,
+        }
+    }
+}
+
+/// A result the code can take as it is: not a tool error, and text only.
+fn is_plain_result(result: &Value) -> bool {
+    result.get("isError").and_then(Value::as_bool) != Some(true)
+        && result
+            .get("content")
+            .and_then(Value::as_array)
+            .is_some_and(|blocks| {
+                blocks
+                    .iter()
+                    .all(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            })
+}
+
+struct JsBridge {
+    js: Arc<JsHost>,
+    direct: Option<Arc<DirectCalls>>,
+}
+
+impl JsBridge {
+    fn call_hub(
+        &self,
+        direct: &Arc<DirectCalls>,
+        request: BridgeRequest,
+        (route, params): (McpRoute, Map<String, Value>),
+        responder: Responder,
+    ) {
+        let token = CancellationToken::new();
+        lock(&direct.in_flight).insert(request.call_number, token.clone());
+        let direct = direct.clone();
+        let js = self.js.clone();
+        let call = async move {
+            let result = route
+                .hub
+                .call_tool(
+                    &route.server_id,
+                    &route.tool_name,
+                    params,
+                    route.timeout,
+                    Some(token),
+                )
+                .await;
+            lock(&direct.in_flight).remove(&request.call_number);
+            match result {
+                Ok(result) if is_plain_result(&result) => responder.respond(Ok(result.to_string())),
+                Ok(result) => js.hand_over(request, Some(result.to_string()), responder),
+                Err(e) => responder.respond(Err(BridgeError::new(e.code(), e.to_string()))),
+            }
+        };
+        // Without a runtime (Node is shutting down) the dropped responder fails the call.
+        let _ = catch_unwind(AssertUnwindSafe(|| napi::bindgen_prelude::spawn(call)));
+    }
+}
+
+impl Bridge for JsBridge {
+    fn call(&self, request: BridgeRequest, responder: Responder) {
+        if let Some(direct) = &self.direct
+            && let Some(admitted) = direct.admit(&request)
+        {
+            return self.call_hub(direct, request, admitted, responder);
+        }
+        self.js.hand_over(request, None, responder);
+    }
+
+    fn cancel(&self, call_number: u32) {
+        if let Some(direct) = &self.direct
+            && let Some(token) = lock(&direct.in_flight).remove(&call_number)
+        {
+            token.cancel();
+        }
+    }
+}
+
+/// The MCP tools a `tool_exec` tool may call directly through their hub: each needs no
+/// approval and keeps the hub's own `execute` (the JS layer decides which).
+#[napi]
+pub struct NativeExecRoutes {
+    registry: Arc<RwLock<Registry>>,
+    routes: Arc<HashMap<String, McpRoute>>,
+}
+
+#[napi]
+impl NativeExecRoutes {
+    #[napi(constructor)]
+    pub fn new(registry: &NativeRegistry) -> Self {
+        NativeExecRoutes {
+            registry: registry.shared(),
+            routes: Arc::default(),
+        }
+    }
+
+    /// Routes calls of the registry tool `name` to `tool_name` on the hub's server `server_id`.
+    #[napi]
+    pub fn add_mcp(
+        &mut self,
+        name: String,
+        hub: &NativeMcpHub,
+        server_id: String,
+        tool_name: String,
+        timeout_ms: u32,
+    ) {
+        let route = McpRoute {
+            hub: hub.handle(),
+            server_id,
+            tool_name,
+            timeout: Duration::from_millis(u64::from(timeout_ms)),
+        };
+        Arc::make_mut(&mut self.routes).insert(name, route);
+    }
+
+    #[napi(getter)]
+    pub fn size(&self) -> u32 {
+        u32::try_from(self.routes.len()).unwrap_or(u32::MAX)
     }
 }
 
@@ -79,8 +240,9 @@ impl NativeExecPool {
         u32::try_from(self.pool.size()).unwrap_or(u32::MAX)
     }
 
-    /// Starts a run. `call_tool(callNumber, toolName, inputJson)` is called on the JS thread for
-    /// each tool call and must not throw; answer it with `run.respond`.
+    /// Starts a run. `call_tool(callNumber, toolName, inputJson, mcpResultJson?)` is called on
+    /// the JS thread for each tool call that `routes` does not take and must not throw; answer
+    /// it with `run.respond`.
     #[napi]
     pub fn start(
         &self,
@@ -88,6 +250,7 @@ impl NativeExecPool {
         tool_names: Vec<String>,
         limits_json: String,
         call_tool: Function<'_, CallToolArgs, ()>,
+        routes: Option<&NativeExecRoutes>,
     ) -> Result<NativeExecRun> {
         let limits = ExecLimits::from_json(&limits_json).map_err(exec_error)?;
         let call_tool = call_tool
@@ -101,8 +264,17 @@ impl NativeExecPool {
             tool_names,
             limits,
             bridge: Arc::new(JsBridge {
-                call_tool,
-                calls: calls.clone(),
+                js: Arc::new(JsHost {
+                    call_tool,
+                    calls: calls.clone(),
+                }),
+                direct: routes.filter(|r| !r.routes.is_empty()).map(|r| {
+                    Arc::new(DirectCalls {
+                        registry: r.registry.clone(),
+                        routes: r.routes.clone(),
+                        in_flight: Mutex::default(),
+                    })
+                }),
             }),
         };
         let (done, outcome) = oneshot::channel();

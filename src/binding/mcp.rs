@@ -54,6 +54,13 @@ pub struct NativeMcpHub {
     next_version: Arc<AtomicU32>,
 }
 
+impl NativeMcpHub {
+    /// A handle on the hub for calls made from Rust (`tool_exec`'s direct MCP calls).
+    pub(super) fn handle(&self) -> McpHub {
+        self.hub.clone()
+    }
+}
+
 #[napi]
 impl NativeMcpHub {
     #[napi(constructor)]

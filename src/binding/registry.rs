@@ -87,7 +87,7 @@ pub struct NativeRegistry {
     inner: Arc<RwLock<Registry>>,
 }
 
-fn read(registry: &RwLock<Registry>) -> std::sync::RwLockReadGuard<'_, Registry> {
+pub(super) fn read(registry: &RwLock<Registry>) -> std::sync::RwLockReadGuard<'_, Registry> {
     // A panic while holding the lock cannot leave the registry half-written (every mutation is
     // a single map operation), so a poisoned lock is still safe to use.
     registry.read().unwrap_or_else(|p| p.into_inner())
@@ -100,6 +100,11 @@ impl NativeRegistry {
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
         self.inner.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The registry itself, for work that checks inputs off the JS thread (`tool_exec`).
+    pub(super) fn shared(&self) -> Arc<RwLock<Registry>> {
+        self.inner.clone()
     }
 }
 
