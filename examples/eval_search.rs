@@ -2,10 +2,16 @@
 //!
 //! Usage: `cargo run --release --example eval_search -- [OUT.json] [--ablate] [--bench]`
 //! (`--ablate`: switch each ranking rule off in turn; `--bench`: timings on a ~14k-tool catalog
-//! built from every data folder). Analysis modes: `--try "k1=1.0 pool=0; phrase=0"`,
+//! built from every data folder). Analysis modes: `--try "k1=1.0; phrase=0"`,
 //! `--depth`, `--dump StableToolBench`, `--fusion "dense=0.6; builtin=0.4"`, `--speed MODE`,
 //! `--export-texts DIR` (embedding inputs for `scripts/embed_eval.py`), and
 //! `--metatool-shift N` (a disjoint MetaTool sample, as a held-out check) (see `Args`).
+//! Issue #13's protocol: `--protocol` (every set × layout: plain BM25, words, built-in hybrid;
+//! `--words-only`, `--text plain|params|names` for the hybrid's tool text), `--loso` and
+//! `--loso-builtin` (leave-one-set-out choice of each rule and weight; `--grid SPEC` to
+//! override the grid), `--layout natural|one|per-tool` (any mode), `--sets A,B`.
+//! Held-out sets: `python3 scripts/fetch_heldout.py` writes `target/heldout/*.json`
+//! (`$TOOLREG_HELDOUT` to read them elsewhere); a missing one is skipped.
 //! Data: `$TOOLREG_DATA`, else `shared/data` next to the crate (absent → "data not found,
 //! skipping", exit 0).
 //!
@@ -1112,13 +1118,14 @@ fn protocol(sets: &[DataSet], tuning: &Tuning, text: EmbedText, hybrid: bool) {
 }
 
 /// The grid `--loso` searches, one rule or weight at a time (the others at the base tuning).
-const LOSO_WORDS: &str = "pool=0,0.3,0.6 w5=0.3,0.6,1 w4=0.3,0.6,1 w0=2,3,4 w2=0,1.5 \
+const LOSO_WORDS: &str = "w5=0.3,0.6,1 w4=0.3,0.6,1 w0=2,3,4 w2=0,1.5 \
      phrase=0,0.5,1 prefix=0,0.4 req=0.5,1 qtf=0.5,1 k1=0.9,1.2,1.5 b3=0.5,0.75";
 const LOSO_BUILTIN: &str = "builtin=0.3,0.4,0.5,0.6 text=plain,params,names";
 
 /// `--loso` / `--loso-builtin`: for each knob of `grid` and each set left out, the value
-/// with the best mean ΔR@5 over the other sets (each set's Δ averaged over the three layouts;
-/// ties keep the base value) and what it scores on the left-out set.
+/// with the best mean ΔR@5 over the other sets (each set's Δ is its worst of the three
+/// layouts, as the target is "never below BM25 on any layout"; ties keep the base value) and
+/// what it scores on the left-out set.
 fn loso(sets: &[DataSet], base: &Tuning, base_text: EmbedText, grid: &str, hybrid: bool) {
     let bm25: Vec<f64> = sets
         .iter()
@@ -1129,7 +1136,7 @@ fn loso(sets: &[DataSet], base: &Tuning, base_text: EmbedText, grid: &str, hybri
     for knob in grid.split_whitespace() {
         let (key, values) = knob.split_once('=').expect("knob=v1,v2");
         let values: Vec<&str> = values.split(',').collect();
-        // d[v][s]: mean over layouts of ΔR@5 for value v on set s.
+        // d[v][s]: the worst over layouts of ΔR@5 for value v on set s.
         let d: Vec<Vec<f64>> = values
             .iter()
             .map(|v| {
@@ -1142,7 +1149,10 @@ fn loso(sets: &[DataSet], base: &Tuning, base_text: EmbedText, grid: &str, hybri
                     };
                     (base.clone(), text)
                 } else {
-                    (parse_tuning_on(base.clone(), &format!("{key}={v}")), base_text)
+                    (
+                        parse_tuning_on(base.clone(), &format!("{key}={v}")),
+                        base_text,
+                    )
                 };
                 let sys = if hybrid {
                     System::Hybrid(text)
@@ -1152,11 +1162,10 @@ fn loso(sets: &[DataSet], base: &Tuning, base_text: EmbedText, grid: &str, hybri
                 sets.iter()
                     .zip(&bm25)
                     .map(|(set, b5)| {
-                        let per: Vec<f64> = LAYOUTS
+                        LAYOUTS
                             .iter()
                             .map(|&l| measure(set, l, &tuning, sys).1 - b5)
-                            .collect();
-                        mean(&per)
+                            .fold(f64::INFINITY, f64::min)
                     })
                     .collect()
             })
@@ -1398,7 +1407,6 @@ fn variants() -> Vec<(&'static str, Tuning)> {
         t.weights[4] = 0.0;
         t.weights[5] = 0.0;
     });
-    push("- namespace pool", &|t| t.namespace_pool = 0.0);
     push("- phrases", &|t| t.phrase_weight = 0.0);
     push("- prefix expansion", &|t| t.prefix_weight = 0.0);
     push("- request-word weighting", &|t| t.request_word_weight = 1.0);
@@ -1450,9 +1458,6 @@ fn parse_tuning_on(mut t: Tuning, spec: &str) -> Tuning {
         let x: f64 = v.parse().unwrap_or_else(|_| panic!("bad value {kv}"));
         match k {
             "k1" => t.k1 = x,
-            "pool" => t.namespace_pool = x,
-            "nsk1" => t.namespace_k1 = x,
-            "nsb" => t.namespace_b = x,
             "phrase" => t.phrase_weight = x,
             "prefix" => t.prefix_weight = x,
             "prefixlen" => t.prefix_min_len = x as usize,
@@ -1741,7 +1746,13 @@ fn main() {
     }
     if let Some(grid) = args.loso {
         let grid = args.grid.as_deref().unwrap_or(grid);
-        loso(&sets, &args.tuning, args.text, grid, grid == LOSO_BUILTIN || grid.contains("text=") || grid.contains("builtin="));
+        loso(
+            &sets,
+            &args.tuning,
+            args.text,
+            grid,
+            grid == LOSO_BUILTIN || grid.contains("text=") || grid.contains("builtin="),
+        );
         return;
     }
     if let Some(out) = &args.export_texts {
@@ -1958,7 +1969,7 @@ fn main() {
             "dense": "all-MiniLM-L6-v2 (scripts/embed_eval.py) cosine similarity of the query's and each tool's embedding_text embeddings; dense+s: best similarity over the whole query and each of its query_sentences",
             "hybrid": "SearchIndex::search_hybrid with default Tuning: 0.4 * z(BM25F score) + 0.6 * z(dense+s similarity), z over the catalog; candidates = word hits and tools with similarity >= 0.2",
             "builtin": "SearchIndex::use_builtin_embeddings + search_hybrid(query, None): the same fusion with the built-in static table (assets/static-embeddings) embedding tools and query (+ sentences), dense weight builtin_dense_weight",
-            "ours": "SearchIndex with default Tuning: BM25F over name parts, exact name, namespace label, description, parameter names/descriptions; identifier splitting, folding, light stemming, stopwords; phrases; prefix expansion; request-word weighting; namespace pool",
+            "ours": "SearchIndex with default Tuning: BM25F over name parts, exact name, namespace label, description, parameter names/descriptions; identifier splitting, folding, light stemming, stopwords; phrases; prefix expansion; request-word weighting (no namespace pool since issue #13)",
             "stabletoolbench": "catalog = union of api_list over the 6 test files keyed by (tool_name, api_name); doc name = slug(tool)__slug(api); namespace = label = tool_name; description = api_description; params = required + optional parameters",
             "livemcpbench": "527 tools; namespace mcp:<server key>, label mcp:<server name>; names colliding across servers become <server>__<name>; relevant = Annotator Metadata.Tools names present in tools.json, matched by name in any server; queries without any such name are skipped",
             "metatool": "199 tools of plugin_des.json, one namespace; queries = rows i*n/2000 for i in 0..2000 of all_clean_data.csv (n = 20,614 data rows)",
