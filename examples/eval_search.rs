@@ -84,6 +84,11 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// The elements of a JSON array (none for anything else).
+fn items(v: &Value) -> std::slice::Iter<'_, Value> {
+    v.as_array().map_or(&[][..], Vec::as_slice).iter()
+}
+
 fn s(v: &Value) -> String {
     v.as_str().unwrap_or_default().to_owned()
 }
@@ -365,37 +370,21 @@ fn load_heldout() -> Vec<DataSet> {
             continue;
         }
         let v = read_json(&path);
-        let tools = v["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        let tools = items(&v["tools"])
             .map(|t| Tool {
                 name: s(&t["name"]),
                 key: s(&t["key"]),
                 namespace: s(&t["namespace"]),
                 label: s(&t["namespace"]),
                 description: s(&t["description"]),
-                params: t["params"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|p| (s(&p[0]), s(&p[1])))
-                    .collect(),
+                params: items(&t["params"]).map(|p| (s(&p[0]), s(&p[1]))).collect(),
             })
             .collect();
-        let queries = v["queries"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        let queries = items(&v["queries"])
             .map(|q| Query {
                 text: s(&q["text"]),
                 group: s(&q["group"]),
-                relevant: q["relevant"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(s)
-                    .collect(),
+                relevant: items(&q["relevant"]).map(s).collect(),
             })
             .collect();
         sets.push(DataSet {
@@ -695,10 +684,55 @@ impl Retriever for Builtin {
 /// Textbook BM25 (k1 1.2, b 0.75) over `name + " " + description`: lowercase alphanumeric
 /// words, optionally without stopwords and/or stemmed (the same lists as `search`).
 struct Baseline {
+    bm25: Bm25,
+    analyzer: PlainAnalyzer,
+}
+
+/// Textbook BM25 (k1 1.2, b 0.75) over given per-tool term frequencies (the two baselines
+/// differ only in how they count them).
+struct Bm25 {
     postings: HashMap<String, Vec<(usize, f64)>>,
     lens: Vec<f64>,
     avg: f64,
-    analyzer: PlainAnalyzer,
+}
+
+impl Bm25 {
+    fn new(docs: impl Iterator<Item = HashMap<String, f64>>) -> Self {
+        let mut postings: HashMap<String, Vec<(usize, f64)>> = HashMap::new();
+        let mut lens = Vec::new();
+        for (i, tf) in docs.enumerate() {
+            lens.push(tf.values().sum());
+            for (w, n) in tf {
+                postings.entry(w).or_default().push((i, n));
+            }
+        }
+        let avg = lens.iter().sum::<f64>() / lens.len().max(1) as f64;
+        Bm25 {
+            postings,
+            lens,
+            avg,
+        }
+    }
+
+    fn top(&self, words: Vec<String>, k: usize) -> Vec<usize> {
+        let (k1, b) = (1.2, 0.75);
+        let n = self.lens.len() as f64;
+        let mut acc = vec![0.0; self.lens.len()];
+        for w in words {
+            let Some(list) = self.postings.get(&w) else {
+                continue;
+            };
+            let idf = (1.0 + (n - list.len() as f64 + 0.5) / (list.len() as f64 + 0.5)).ln();
+            for &(d, tf) in list {
+                let norm = 1.0 - b + b * self.lens[d] / self.avg;
+                acc[d] += idf * tf * (k1 + 1.0) / (tf + k1 * norm);
+            }
+        }
+        let mut hits: Vec<usize> = (0..acc.len()).filter(|&d| acc[d] > 0.0).collect();
+        hits.sort_by(|&a, &b| acc[b].total_cmp(&acc[a]).then(a.cmp(&b)));
+        hits.truncate(k);
+        hits
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -726,23 +760,15 @@ impl PlainAnalyzer {
 
 impl Baseline {
     fn build(tools: &[Tool], analyzer: PlainAnalyzer) -> Self {
-        let mut postings: HashMap<String, Vec<(usize, f64)>> = HashMap::new();
-        let mut lens = Vec::new();
-        for (i, t) in tools.iter().enumerate() {
+        let docs = tools.iter().map(|t| {
             let mut tf: HashMap<String, f64> = HashMap::new();
             for w in analyzer.words(&format!("{} {}", t.name, t.description)) {
                 *tf.entry(w).or_default() += 1.0;
             }
-            lens.push(tf.values().sum());
-            for (w, n) in tf {
-                postings.entry(w).or_default().push((i, n));
-            }
-        }
-        let avg = lens.iter().sum::<f64>() / lens.len().max(1) as f64;
+            tf
+        });
         Baseline {
-            postings,
-            lens,
-            avg,
+            bm25: Bm25::new(docs),
             analyzer,
         }
     }
@@ -757,23 +783,7 @@ const BASELINE: PlainAnalyzer = PlainAnalyzer {
 
 impl Retriever for Baseline {
     fn top(&self, query: &str, k: usize) -> Vec<usize> {
-        let (k1, b) = (1.2, 0.75);
-        let n = self.lens.len() as f64;
-        let mut acc = vec![0.0; self.lens.len()];
-        for w in self.analyzer.words(query) {
-            let Some(list) = self.postings.get(&w) else {
-                continue;
-            };
-            let idf = (1.0 + (n - list.len() as f64 + 0.5) / (list.len() as f64 + 0.5)).ln();
-            for &(d, tf) in list {
-                let norm = 1.0 - b + b * self.lens[d] / self.avg;
-                acc[d] += idf * tf * (k1 + 1.0) / (tf + k1 * norm);
-            }
-        }
-        let mut hits: Vec<usize> = (0..acc.len()).filter(|&d| acc[d] > 0.0).collect();
-        hits.sort_by(|&a, &b| acc[b].total_cmp(&acc[a]).then(a.cmp(&b)));
-        hits.truncate(k);
-        hits
+        self.bm25.top(self.analyzer.words(query), k)
     }
 }
 
@@ -781,11 +791,7 @@ impl Retriever for Baseline {
 /// (name ×3 + description + parameter names and parameter descriptions ×0.5, as weighted term
 /// frequencies and length); identifier split (`getUserID` → get user id, `a_b.c` → a b c),
 /// lowercase, words of 2+ characters, no stemming, no stopwords.
-struct PlainBm25 {
-    postings: HashMap<String, Vec<(usize, f64)>>,
-    lens: Vec<f64>,
-    avg: f64,
-}
+struct PlainBm25(Bm25);
 
 /// Identifier-split, lowercased words of at least 2 characters.
 fn plain_words(text: &str) -> Vec<String> {
@@ -815,9 +821,7 @@ fn plain_words(text: &str) -> Vec<String> {
 
 impl PlainBm25 {
     fn build(tools: &[Tool]) -> Self {
-        let mut postings: HashMap<String, Vec<(usize, f64)>> = HashMap::new();
-        let mut lens = Vec::new();
-        for (i, t) in tools.iter().enumerate() {
+        let docs = tools.iter().map(|t| {
             let mut tf: HashMap<String, f64> = HashMap::new();
             let mut add = |text: &str, w: f64| {
                 for word in plain_words(text) {
@@ -830,39 +834,15 @@ impl PlainBm25 {
                 add(name, 0.5);
                 add(desc, 0.5);
             }
-            lens.push(tf.values().sum());
-            for (w, n) in tf {
-                postings.entry(w).or_default().push((i, n));
-            }
-        }
-        let avg = lens.iter().sum::<f64>() / lens.len().max(1) as f64;
-        PlainBm25 {
-            postings,
-            lens,
-            avg,
-        }
+            tf
+        });
+        PlainBm25(Bm25::new(docs))
     }
 }
 
 impl Retriever for PlainBm25 {
     fn top(&self, query: &str, k: usize) -> Vec<usize> {
-        let (k1, b) = (1.2, 0.75);
-        let n = self.lens.len() as f64;
-        let mut acc = vec![0.0; self.lens.len()];
-        for w in plain_words(query) {
-            let Some(list) = self.postings.get(&w) else {
-                continue;
-            };
-            let idf = (1.0 + (n - list.len() as f64 + 0.5) / (list.len() as f64 + 0.5)).ln();
-            for &(d, tf) in list {
-                let norm = 1.0 - b + b * self.lens[d] / self.avg;
-                acc[d] += idf * tf * (k1 + 1.0) / (tf + k1 * norm);
-            }
-        }
-        let mut hits: Vec<usize> = (0..acc.len()).filter(|&d| acc[d] > 0.0).collect();
-        hits.sort_by(|&a, &b| acc[b].total_cmp(&acc[a]).then(a.cmp(&b)));
-        hits.truncate(k);
-        hits
+        self.0.top(plain_words(query), k)
     }
 }
 
