@@ -1054,13 +1054,21 @@ fn protocol(sets: &[DataSet], tuning: &Tuning, text: EmbedText, hybrid: bool) {
                 }
             }
             let (w1, w5) = vals[0];
-            let (h1, h5) = vals.get(1).copied().unwrap_or((f64::NAN, f64::NAN));
+            // The hybrid's cells, or "-" with `--words-only`.
+            let (h5, hd, h1) = vals
+                .get(1)
+                .map_or(("-".into(), "-".into(), "-".into()), |h| {
+                    (
+                        format!("{:.3}", h.1),
+                        format!("{:+.3}", h.1 - b5),
+                        format!("{:.3}", h.0),
+                    )
+                });
             println!(
-                "| {} | {} | {b5:.3} | {w5:.3} | {:+.3} | {h5:.3} | {:+.3} | {b1:.3} | {w1:.3} | {h1:.3} |",
+                "| {} | {} | {b5:.3} | {w5:.3} | {:+.3} | {h5} | {hd} | {b1:.3} | {w1:.3} | {h1} |",
                 set.name,
                 layout.name(),
                 w5 - b5,
-                h5 - b5
             );
         }
         for i in 0..systems.len() {
