@@ -4,7 +4,9 @@
 //
 // Run: npm run build && node --expose-gc bench/search.bench.mjs
 // Env: MINI_QUERIES (MiniSearch query sample, default 300), CHURN (register/deregister
-// rounds, default 2000).
+// rounds, default 2000), DESCRIPTIONS (`first-line`, the default: each tool's first description
+// line; `400`: its whole description cut to 400 characters, as hosts register built-in tools;
+// both engines index the same text).
 import { performance } from 'node:perf_hooks'
 import { createRequire } from 'node:module'
 import { readFileSync, readdirSync } from 'node:fs'
@@ -19,6 +21,12 @@ const { tool, jsonSchema } = require('ai')
 const dir = requireData('search.bench')
 const MINI_QUERIES = Number(process.env.MINI_QUERIES ?? 300)
 const CHURN = Number(process.env.CHURN ?? 2000)
+const DESCRIPTIONS = process.env.DESCRIPTIONS ?? 'first-line'
+if (DESCRIPTIONS !== 'first-line' && DESCRIPTIONS !== '400') {
+  throw new Error(`DESCRIPTIONS must be first-line or 400, not ${DESCRIPTIONS}`)
+}
+const describe = (text) =>
+  DESCRIPTIONS === '400' ? String(text ?? '').trim().replace(/\s+/g, ' ').slice(0, 400) : firstLine(text)
 const gc = globalThis.gc ?? (() => {})
 
 // --- catalog and queries (host-side work, not timed) -----------------------------------------
@@ -27,7 +35,7 @@ const entries = catalog.map((t, i) => ({
   name: wireName(t, i),
   namespace: `mcp:${t.server}`,
   namespaceLabel: `mcp:${t.serverName}`,
-  description: firstLine(t.description),
+  description: describe(t.description),
   defer: 'always',
   tool: tool({ description: t.description, inputSchema: jsonSchema(t.inputSchema), execute: async () => null }),
 }))
@@ -40,6 +48,7 @@ const queries = readdirSync(queryDir)
 const step = Math.max(1, Math.floor(queries.length / MINI_QUERIES))
 const sample = queries.filter((_, i) => i % step === 0).slice(0, MINI_QUERIES)
 const avgWords = queries.reduce((n, q) => n + q.split(/\s+/).length, 0) / queries.length
+const avgDescription = entries.reduce((n, e) => n + e.description.length, 0) / entries.length
 
 const mem = () => {
   gc()
@@ -181,6 +190,7 @@ const miniP50 = median(miniTimes)
 console.log(
   `catalog: ${entries.length} real MCP tools (Toucan + Docker); queries: ${queries.length} StableToolBench test queries (avg ${avgWords.toFixed(0)} words); MiniSearch on an evenly spaced sample of ${sample.length}`,
 )
+console.log(`descriptions: ${DESCRIPTIONS} (avg ${avgDescription.toFixed(0)} characters)`)
 console.log(`node ${process.version}; gc ${globalThis.gc ? 'exposed' : 'NOT exposed (run with --expose-gc for memory numbers)'}`)
 console.log('\n| measure | toolreg | MiniSearch 7.2 (defaults) | ratio |')
 console.log('|---|---:|---:|---:|')

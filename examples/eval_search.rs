@@ -2,10 +2,16 @@
 //!
 //! Usage: `cargo run --release --example eval_search -- [OUT.json] [--ablate] [--bench]`
 //! (`--ablate`: switch each ranking rule off in turn; `--bench`: timings on a ~14k-tool catalog
-//! built from every data folder). Analysis modes: `--try "k1=1.0 pool=0; phrase=0"`,
+//! built from every data folder). Analysis modes: `--try "k1=1.0; phrase=0"`,
 //! `--depth`, `--dump StableToolBench`, `--fusion "dense=0.6; builtin=0.4"`, `--speed MODE`,
 //! `--export-texts DIR` (embedding inputs for `scripts/embed_eval.py`), and
 //! `--metatool-shift N` (a disjoint MetaTool sample, as a held-out check) (see `Args`).
+//! Issue #13's protocol: `--protocol` (every set × layout: plain BM25, words, built-in hybrid;
+//! `--words-only`, `--text plain|params|names` for the hybrid's tool text), `--loso` and
+//! `--loso-builtin` (leave-one-set-out choice of each rule and weight; `--grid SPEC` to
+//! override the grid), `--layout natural|one|per-tool` (any mode), `--sets A,B`.
+//! Held-out sets: `python3 scripts/fetch_heldout.py` writes `target/heldout/*.json`
+//! (`$TOOLREG_HELDOUT` to read them elsewhere); a missing one is skipped.
 //! Data: `$TOOLREG_DATA`, else `shared/data` next to the crate (absent → "data not found,
 //! skipping", exit 0).
 //!
@@ -76,6 +82,11 @@ fn data_dir() -> Option<PathBuf> {
 fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The elements of a JSON array (none for anything else).
+fn items(v: &Value) -> std::slice::Iter<'_, Value> {
+    v.as_array().map_or(&[][..], Vec::as_slice).iter()
 }
 
 fn s(v: &Value) -> String {
@@ -343,6 +354,97 @@ fn load_metatool(dir: &Path, shift: usize) -> Option<DataSet> {
     })
 }
 
+/// The three sets the ranking was first tuned on; the held-out sets are used only to judge.
+const TUNING_SETS: [&str; 3] = ["StableToolBench", "LiveMCPBench", "MetaTool"];
+
+/// The held-out sets written by `scripts/fetch_heldout.py`: `$TOOLREG_HELDOUT`, else
+/// `target/heldout` of the crate. A missing file is skipped.
+fn load_heldout() -> Vec<DataSet> {
+    let dir = std::env::var("TOOLREG_HELDOUT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/heldout"));
+    let mut sets = Vec::new();
+    for name in ["BFCL", "BFCL-MT", "NESTFUL"] {
+        let path = dir.join(format!("{name}.json"));
+        if !path.is_file() {
+            continue;
+        }
+        let v = read_json(&path);
+        let tools = items(&v["tools"])
+            .map(|t| Tool {
+                name: s(&t["name"]),
+                key: s(&t["key"]),
+                namespace: s(&t["namespace"]),
+                label: s(&t["namespace"]),
+                description: s(&t["description"]),
+                params: items(&t["params"]).map(|p| (s(&p[0]), s(&p[1]))).collect(),
+            })
+            .collect();
+        let queries = items(&v["queries"])
+            .map(|q| Query {
+                text: s(&q["text"]),
+                group: s(&q["group"]),
+                relevant: items(&q["relevant"]).map(s).collect(),
+            })
+            .collect();
+        sets.push(DataSet {
+            name,
+            tools,
+            queries,
+        });
+    }
+    sets
+}
+
+/// How a set's tools are grouped into namespaces: as the data has them, all in one, or each
+/// tool alone (an opaque namespace id, so no words are added).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Layout {
+    Natural,
+    One,
+    PerTool,
+}
+
+const LAYOUTS: [Layout; 3] = [Layout::Natural, Layout::One, Layout::PerTool];
+
+impl Layout {
+    fn parse(text: &str) -> Layout {
+        match text {
+            "natural" => Layout::Natural,
+            "one" => Layout::One,
+            "per-tool" => Layout::PerTool,
+            _ => panic!("--layout natural|one|per-tool, not {text}"),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Layout::Natural => "natural",
+            Layout::One => "one",
+            Layout::PerTool => "per-tool",
+        }
+    }
+
+    fn apply(self, tools: &[Tool]) -> Vec<Tool> {
+        tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let (namespace, label) = match self {
+                    Layout::Natural => (t.namespace.clone(), t.label.clone()),
+                    Layout::One => ("tools".to_owned(), "tools".to_owned()),
+                    Layout::PerTool => (format!("ns{i}"), format!("ns{i}")),
+                };
+                Tool {
+                    namespace,
+                    label,
+                    ..t.clone()
+                }
+            })
+            .collect()
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Systems
 
@@ -582,10 +684,55 @@ impl Retriever for Builtin {
 /// Textbook BM25 (k1 1.2, b 0.75) over `name + " " + description`: lowercase alphanumeric
 /// words, optionally without stopwords and/or stemmed (the same lists as `search`).
 struct Baseline {
+    bm25: Bm25,
+    analyzer: PlainAnalyzer,
+}
+
+/// Textbook BM25 (k1 1.2, b 0.75) over given per-tool term frequencies (the two baselines
+/// differ only in how they count them).
+struct Bm25 {
     postings: HashMap<String, Vec<(usize, f64)>>,
     lens: Vec<f64>,
     avg: f64,
-    analyzer: PlainAnalyzer,
+}
+
+impl Bm25 {
+    fn new(docs: impl Iterator<Item = HashMap<String, f64>>) -> Self {
+        let mut postings: HashMap<String, Vec<(usize, f64)>> = HashMap::new();
+        let mut lens = Vec::new();
+        for (i, tf) in docs.enumerate() {
+            lens.push(tf.values().sum());
+            for (w, n) in tf {
+                postings.entry(w).or_default().push((i, n));
+            }
+        }
+        let avg = lens.iter().sum::<f64>() / lens.len().max(1) as f64;
+        Bm25 {
+            postings,
+            lens,
+            avg,
+        }
+    }
+
+    fn top(&self, words: Vec<String>, k: usize) -> Vec<usize> {
+        let (k1, b) = (1.2, 0.75);
+        let n = self.lens.len() as f64;
+        let mut acc = vec![0.0; self.lens.len()];
+        for w in words {
+            let Some(list) = self.postings.get(&w) else {
+                continue;
+            };
+            let idf = (1.0 + (n - list.len() as f64 + 0.5) / (list.len() as f64 + 0.5)).ln();
+            for &(d, tf) in list {
+                let norm = 1.0 - b + b * self.lens[d] / self.avg;
+                acc[d] += idf * tf * (k1 + 1.0) / (tf + k1 * norm);
+            }
+        }
+        let mut hits: Vec<usize> = (0..acc.len()).filter(|&d| acc[d] > 0.0).collect();
+        hits.sort_by(|&a, &b| acc[b].total_cmp(&acc[a]).then(a.cmp(&b)));
+        hits.truncate(k);
+        hits
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -613,23 +760,15 @@ impl PlainAnalyzer {
 
 impl Baseline {
     fn build(tools: &[Tool], analyzer: PlainAnalyzer) -> Self {
-        let mut postings: HashMap<String, Vec<(usize, f64)>> = HashMap::new();
-        let mut lens = Vec::new();
-        for (i, t) in tools.iter().enumerate() {
+        let docs = tools.iter().map(|t| {
             let mut tf: HashMap<String, f64> = HashMap::new();
             for w in analyzer.words(&format!("{} {}", t.name, t.description)) {
                 *tf.entry(w).or_default() += 1.0;
             }
-            lens.push(tf.values().sum());
-            for (w, n) in tf {
-                postings.entry(w).or_default().push((i, n));
-            }
-        }
-        let avg = lens.iter().sum::<f64>() / lens.len().max(1) as f64;
+            tf
+        });
         Baseline {
-            postings,
-            lens,
-            avg,
+            bm25: Bm25::new(docs),
             analyzer,
         }
     }
@@ -644,24 +783,118 @@ const BASELINE: PlainAnalyzer = PlainAnalyzer {
 
 impl Retriever for Baseline {
     fn top(&self, query: &str, k: usize) -> Vec<usize> {
-        let (k1, b) = (1.2, 0.75);
-        let n = self.lens.len() as f64;
-        let mut acc = vec![0.0; self.lens.len()];
-        for w in self.analyzer.words(query) {
-            let Some(list) = self.postings.get(&w) else {
-                continue;
+        self.bm25.top(self.analyzer.words(query), k)
+    }
+}
+
+/// The plain BM25 baseline of issue #13: k1 1.2, b 0.75 over one weighted document per tool
+/// (name ×3 + description + parameter names and parameter descriptions ×0.5, as weighted term
+/// frequencies and length); identifier split (`getUserID` → get user id, `a_b.c` → a b c),
+/// lowercase, words of 2+ characters, no stemming, no stopwords.
+struct PlainBm25(Bm25);
+
+/// Identifier-split, lowercased words of at least 2 characters.
+fn plain_words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for run in text.split(|c: char| !c.is_alphanumeric()) {
+        let chars: Vec<char> = run.chars().collect();
+        let mut start = 0;
+        for i in 1..=chars.len() {
+            let cut = i == chars.len() || {
+                let (a, b) = (chars[i - 1], chars[i]);
+                let next_lower = chars.get(i + 1).is_some_and(|c| c.is_lowercase());
+                (a.is_lowercase() && b.is_uppercase())
+                    || (a.is_uppercase() && b.is_uppercase() && next_lower)
+                    || (a.is_ascii_digit() != b.is_ascii_digit())
             };
-            let idf = (1.0 + (n - list.len() as f64 + 0.5) / (list.len() as f64 + 0.5)).ln();
-            for &(d, tf) in list {
-                let norm = 1.0 - b + b * self.lens[d] / self.avg;
-                acc[d] += idf * tf * (k1 + 1.0) / (tf + k1 * norm);
+            if cut {
+                let w: String = chars[start..i].iter().collect::<String>().to_lowercase();
+                if w.chars().count() >= 2 {
+                    out.push(w);
+                }
+                start = i;
             }
         }
-        let mut hits: Vec<usize> = (0..acc.len()).filter(|&d| acc[d] > 0.0).collect();
-        hits.sort_by(|&a, &b| acc[b].total_cmp(&acc[a]).then(a.cmp(&b)));
-        hits.truncate(k);
-        hits
     }
+    out
+}
+
+impl PlainBm25 {
+    fn build(tools: &[Tool]) -> Self {
+        let docs = tools.iter().map(|t| {
+            let mut tf: HashMap<String, f64> = HashMap::new();
+            let mut add = |text: &str, w: f64| {
+                for word in plain_words(text) {
+                    *tf.entry(word).or_default() += w;
+                }
+            };
+            add(&t.name, 3.0);
+            add(&t.description, 1.0);
+            for (name, desc) in &t.params {
+                add(name, 0.5);
+                add(desc, 0.5);
+            }
+            tf
+        });
+        PlainBm25(Bm25::new(docs))
+    }
+}
+
+impl Retriever for PlainBm25 {
+    fn top(&self, query: &str, k: usize) -> Vec<usize> {
+        self.0.top(plain_words(query), k)
+    }
+}
+
+/// What a tool's built-in vector is computed from, for `--loso-builtin` (the index stores
+/// `embedding_text`; the eval computes the vector from another text and stores it under it).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum EmbedText {
+    /// `embedding_text`: `label: name words — description`.
+    Plain,
+    /// The same, then `. Parameters: a (desc); b (desc)`.
+    Params,
+    /// The same, parameter names only.
+    ParamNames,
+}
+
+impl EmbedText {
+    fn text(self, t: &Tool) -> String {
+        let mut text = embedding_text(&t.name, &t.label, &t.description);
+        if self != EmbedText::Plain && !t.params.is_empty() {
+            text.push_str(". Parameters: ");
+            let parts: Vec<String> = t
+                .params
+                .iter()
+                .map(|(n, d)| {
+                    if self == EmbedText::Params && !d.is_empty() {
+                        format!("{n} ({d})")
+                    } else {
+                        n.clone()
+                    }
+                })
+                .collect();
+            text.push_str(&parts.join("; "));
+        }
+        text
+    }
+}
+
+/// Built-in hybrid search whose tool vectors come from `EmbedText` texts.
+fn builtin_with_text(tools: &[Tool], tuning: Tuning, text: EmbedText) -> Builtin {
+    if text == EmbedText::Plain {
+        return Builtin::build(tools, tuning);
+    }
+    let mut ours = Ours::build(tools, tuning);
+    ours.index.enable_builtin_vectors();
+    let table = toolreg::embed::StaticEmbeddings::builtin();
+    for t in tools {
+        let stored = embedding_text(&t.name, &t.label, &t.description);
+        if let Some(v) = table.embed(&text.text(t)) {
+            ours.index.set_vector(&t.name, &stored, &v).expect("dim");
+        }
+    }
+    Builtin { ours }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -753,6 +986,226 @@ fn headline(set: &str, scores: &Scores) -> f64 {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Protocol of issue #13: every set under three namespace layouts against the plain BM25
+// baseline, and leave-one-set-out choice of every rule and weight.
+
+/// Recall@1 and Recall@5 of a system over a set (every set, whatever its headline metric).
+fn r1_r5(set: &DataSet, sys: &dyn Retriever) -> (f64, f64) {
+    let (mut r1, mut r5) = (0.0, 0.0);
+    for q in &set.queries {
+        let hits = sys.top(&q.text, 5);
+        let keys: Vec<&str> = hits.iter().map(|&i| set.tools[i].key.as_str()).collect();
+        r1 += recall(&keys, &q.relevant, 1);
+        r5 += recall(&keys, &q.relevant, 5);
+    }
+    let n = set.queries.len().max(1) as f64;
+    (r1 / n, r5 / n)
+}
+
+/// Which ranker a protocol row measures.
+#[derive(Clone, Copy, PartialEq)]
+enum System {
+    Words,
+    Hybrid(EmbedText),
+}
+
+fn measure(set: &DataSet, layout: Layout, tuning: &Tuning, sys: System) -> (f64, f64) {
+    let tools = layout.apply(&set.tools);
+    match sys {
+        System::Words => r1_r5(set, &Ours::build(&tools, tuning.clone())),
+        System::Hybrid(text) => r1_r5(set, &builtin_with_text(&tools, tuning.clone(), text)),
+    }
+}
+
+fn mean(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len().max(1) as f64
+}
+
+/// `--protocol`: the table of issue #13 (markdown), then the targets' summary.
+fn protocol(sets: &[DataSet], tuning: &Tuning, text: EmbedText, hybrid: bool) {
+    println!(
+        "| set | layout | BM25 R@5 | words R@5 | Δ | hybrid R@5 | Δ | BM25 R@1 | words R@1 | hybrid R@1 |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let systems: Vec<System> = if hybrid {
+        vec![System::Words, System::Hybrid(text)]
+    } else {
+        vec![System::Words]
+    };
+    // Per system: every Δ R@5, per-set mean Δ (tuning sets, held-out), per-set R@1 spread.
+    let mut worst = vec![(f64::INFINITY, String::new()); systems.len()];
+    let mut set_means: Vec<Vec<(bool, f64)>> = vec![Vec::new(); systems.len()];
+    let mut spreads: Vec<Vec<(String, f64)>> = vec![Vec::new(); systems.len()];
+    for set in sets {
+        let (b1, b5) = r1_r5(set, &PlainBm25::build(&set.tools));
+        let mut deltas = vec![Vec::new(); systems.len()];
+        let mut r1s = vec![Vec::new(); systems.len()];
+        for layout in LAYOUTS {
+            let vals: Vec<(f64, f64)> = systems
+                .iter()
+                .map(|&sys| measure(set, layout, tuning, sys))
+                .collect();
+            for (i, &(r1, r5)) in vals.iter().enumerate() {
+                let d = r5 - b5;
+                deltas[i].push(d);
+                r1s[i].push(r1);
+                if d < worst[i].0 {
+                    worst[i] = (d, format!("{} {}", set.name, layout.name()));
+                }
+            }
+            let (w1, w5) = vals[0];
+            // The hybrid's cells, or "-" with `--words-only`.
+            let (h5, hd, h1) = vals
+                .get(1)
+                .map_or(("-".into(), "-".into(), "-".into()), |h| {
+                    (
+                        format!("{:.3}", h.1),
+                        format!("{:+.3}", h.1 - b5),
+                        format!("{:.3}", h.0),
+                    )
+                });
+            println!(
+                "| {} | {} | {b5:.3} | {w5:.3} | {:+.3} | {h5} | {hd} | {b1:.3} | {w1:.3} | {h1} |",
+                set.name,
+                layout.name(),
+                w5 - b5,
+            );
+        }
+        for i in 0..systems.len() {
+            let tuned = TUNING_SETS.contains(&set.name);
+            set_means[i].push((tuned, mean(&deltas[i])));
+            let hi = r1s[i].iter().copied().fold(f64::MIN, f64::max);
+            let lo = r1s[i].iter().copied().fold(f64::MAX, f64::min);
+            spreads[i].push((set.name.to_owned(), hi - lo));
+        }
+    }
+    for (i, sys) in systems.iter().enumerate() {
+        let name = if *sys == System::Words {
+            "words"
+        } else {
+            "hybrid"
+        };
+        let all: Vec<f64> = set_means[i].iter().map(|m| m.1).collect();
+        let tuned: Vec<f64> = set_means[i].iter().filter(|m| m.0).map(|m| m.1).collect();
+        let held: Vec<f64> = set_means[i].iter().filter(|m| !m.0).map(|m| m.1).collect();
+        let spread = spreads[i]
+            .iter()
+            .map(|(s, v)| format!("{s} {v:.3}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        println!(
+            "{name}: worst ΔR@5 {:+.3} ({}); mean ΔR@5 over sets {:+.3} (tuning sets {:+.3}, \
+             held-out {:+.3}); R@1 layout spread: {spread}",
+            worst[i].0,
+            worst[i].1,
+            mean(&all),
+            mean(&tuned),
+            mean(&held)
+        );
+    }
+}
+
+/// The grid `--loso` searches, one rule or weight at a time (the others at the base tuning).
+const LOSO_WORDS: &str = "w5=0.3,0.6,1 w4=0.3,0.6,1 w0=2,3,4 w2=0,1.5 \
+     phrase=0,0.5,1 prefix=0,0.4 req=0.5,1 qtf=0.5,1 k1=0.9,1.2,1.5 b3=0.5,0.75";
+const LOSO_BUILTIN: &str = "builtin=0.3,0.4,0.5,0.6 text=plain,params,names";
+
+/// `--loso` / `--loso-builtin`: for each knob of `grid` and each set left out, the value
+/// with the best mean ΔR@5 over the other sets (each set's Δ is its worst of the three
+/// layouts, as the target is "never below BM25 on any layout"; ties keep the base value) and
+/// what it scores on the left-out set.
+fn loso(sets: &[DataSet], base: &Tuning, base_text: EmbedText, grid: &str, hybrid: bool) {
+    let bm25: Vec<f64> = sets
+        .iter()
+        .map(|set| r1_r5(set, &PlainBm25::build(&set.tools)).1)
+        .collect();
+    println!("| knob | left out | chosen | Δ left-out (chosen) | Δ left-out (base) |");
+    println!("|---|---|---|---:|---:|");
+    for knob in grid.split_whitespace() {
+        let (key, values) = knob.split_once('=').expect("knob=v1,v2");
+        let values: Vec<&str> = values.split(',').collect();
+        // d[v][s]: the worst over layouts of ΔR@5 for value v on set s.
+        let d: Vec<Vec<f64>> = values
+            .iter()
+            .map(|v| {
+                let (tuning, text) = if key == "text" {
+                    let text = match *v {
+                        "plain" => EmbedText::Plain,
+                        "params" => EmbedText::Params,
+                        "names" => EmbedText::ParamNames,
+                        _ => panic!("text=plain|params|names"),
+                    };
+                    (base.clone(), text)
+                } else {
+                    (
+                        parse_tuning_on(base.clone(), &format!("{key}={v}")),
+                        base_text,
+                    )
+                };
+                let sys = if hybrid {
+                    System::Hybrid(text)
+                } else {
+                    System::Words
+                };
+                sets.iter()
+                    .zip(&bm25)
+                    .map(|(set, b5)| {
+                        LAYOUTS
+                            .iter()
+                            .map(|&l| measure(set, l, &tuning, sys).1 - b5)
+                            .fold(f64::INFINITY, f64::min)
+                    })
+                    .collect()
+            })
+            .collect();
+        let base_value = values
+            .iter()
+            .position(|v| {
+                if key == "text" {
+                    matches!(
+                        (*v, base_text),
+                        ("plain", EmbedText::Plain)
+                            | ("params", EmbedText::Params)
+                            | ("names", EmbedText::ParamNames)
+                    )
+                } else {
+                    parse_tuning_on(base.clone(), &format!("{key}={v}")) == *base
+                }
+            })
+            .unwrap_or(0);
+        let cells: Vec<String> = values
+            .iter()
+            .zip(&d)
+            .map(|(v, row)| format!("{v}: {}", fmt_row(row)))
+            .collect();
+        eprintln!("{key} per set ({}): {}", set_names(sets), cells.join(" | "));
+        for (out, set) in sets.iter().enumerate() {
+            let score = |vi: usize| {
+                let others: Vec<f64> = (0..sets.len())
+                    .filter(|&s| s != out)
+                    .map(|s| d[vi][s])
+                    .collect();
+                mean(&others)
+            };
+            let mut best = base_value;
+            for vi in 0..values.len() {
+                if score(vi) > score(best) + 1e-9 {
+                    best = vi;
+                }
+            }
+            println!(
+                "| {key} | {} | {} | {:+.3} | {:+.3} |",
+                set.name, values[best], d[best][out], d[base_value][out]
+            );
+        }
+    }
+}
+
+fn set_names(sets: &[DataSet]) -> String {
+    sets.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+}
+
+// ---------------------------------------------------------------------------------------------
 // Timing
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -766,7 +1219,7 @@ fn timings(sets: &[DataSet]) -> Value {
     // Index build: StableToolBench + LiveMCPBench catalogs together.
     let owned: Vec<Tool> = sets
         .iter()
-        .filter(|s| s.name != "MetaTool")
+        .filter(|s| matches!(s.name, "StableToolBench" | "LiveMCPBench"))
         .flat_map(|s| s.tools.iter().cloned())
         .collect();
     let mut builds = Vec::new();
@@ -780,7 +1233,11 @@ fn timings(sets: &[DataSet]) -> Value {
     builds.sort_by(f64::total_cmp);
     let ours = ours.expect("built");
     let mut lat = Vec::new();
-    let queries: Vec<&Query> = sets.iter().flat_map(|s| &s.queries).collect();
+    let queries: Vec<&Query> = sets
+        .iter()
+        .filter(|s| TUNING_SETS.contains(&s.name))
+        .flat_map(|s| &s.queries)
+        .collect();
     for q in &queries {
         let best = (0..3)
             .map(|_| {
@@ -805,7 +1262,7 @@ fn timings(sets: &[DataSet]) -> Value {
 /// upsert/remove of single tools (each figure is the fastest of several runs; see comments).
 fn big_bench(dir: &Path, sets: &[DataSet], tuning: &Tuning) -> Value {
     let mut tools: Vec<Tool> = Vec::new();
-    for set in sets {
+    for set in sets.iter().filter(|s| TUNING_SETS.contains(&s.name)) {
         for t in &set.tools {
             tools.push(Tool {
                 name: format!("{}::{}", set.name, t.name),
@@ -832,9 +1289,10 @@ fn big_bench(dir: &Path, sets: &[DataSet], tuning: &Tuning) -> Value {
     let mut ours = Ours::build(&tools, tuning.clone());
     let build_ms = start.elapsed().as_secs_f64() * 1e3;
 
-    // 20-word queries: StableToolBench questions cut to their first 20 words.
+    // 20-word queries: the tuning sets' questions cut to their first 20 words.
     let queries: Vec<String> = sets
         .iter()
+        .filter(|s| TUNING_SETS.contains(&s.name))
         .flat_map(|s| &s.queries)
         .map(|q| {
             q.text
@@ -937,7 +1395,6 @@ fn variants() -> Vec<(&'static str, Tuning)> {
         t.weights[4] = 0.0;
         t.weights[5] = 0.0;
     });
-    push("- namespace pool", &|t| t.namespace_pool = 0.0);
     push("- phrases", &|t| t.phrase_weight = 0.0);
     push("- prefix expansion", &|t| t.prefix_weight = 0.0);
     push("- request-word weighting", &|t| t.request_word_weight = 1.0);
@@ -977,7 +1434,11 @@ fn dump_failures(set: &DataSet, tuning: Tuning) {
 
 /// Parses `key=value` overrides (space separated) onto the default tuning.
 fn parse_tuning(spec: &str) -> Tuning {
-    let mut t = Tuning::default();
+    parse_tuning_on(Tuning::default(), spec)
+}
+
+/// Parses `key=value` overrides (space separated) onto `t`.
+fn parse_tuning_on(mut t: Tuning, spec: &str) -> Tuning {
     for kv in spec.split_whitespace() {
         let (k, v) = kv
             .split_once('=')
@@ -985,9 +1446,6 @@ fn parse_tuning(spec: &str) -> Tuning {
         let x: f64 = v.parse().unwrap_or_else(|_| panic!("bad value {kv}"));
         match k {
             "k1" => t.k1 = x,
-            "pool" => t.namespace_pool = x,
-            "nsk1" => t.namespace_k1 = x,
-            "nsb" => t.namespace_b = x,
             "phrase" => t.phrase_weight = x,
             "prefix" => t.prefix_weight = x,
             "prefixlen" => t.prefix_min_len = x as usize,
@@ -1022,6 +1480,13 @@ struct Args {
     export_texts: Option<String>,
     fusion: Option<String>,
     metatool_shift: usize,
+    protocol: bool,
+    loso: Option<&'static str>,
+    grid: Option<String>,
+    sets: Option<String>,
+    layout: Option<Layout>,
+    text: EmbedText,
+    words_only: bool,
 }
 
 fn parse_args() -> Args {
@@ -1037,6 +1502,13 @@ fn parse_args() -> Args {
         export_texts: None,
         fusion: None,
         metatool_shift: 0,
+        protocol: false,
+        loso: None,
+        grid: None,
+        sets: None,
+        layout: None,
+        text: EmbedText::Plain,
+        words_only: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -1050,6 +1522,21 @@ fn parse_args() -> Args {
             "--speed" => args.speed = it.next(),
             "--export-texts" => args.export_texts = it.next(),
             "--fusion" => args.fusion = it.next(),
+            "--protocol" => args.protocol = true,
+            "--loso" => args.loso = Some(LOSO_WORDS),
+            "--loso-builtin" => args.loso = Some(LOSO_BUILTIN),
+            "--grid" => args.grid = it.next(),
+            "--sets" => args.sets = it.next(),
+            "--layout" => args.layout = Some(Layout::parse(&it.next().unwrap_or_default())),
+            "--words-only" => args.words_only = true,
+            "--text" => {
+                args.text = match it.next().as_deref() {
+                    Some("plain") => EmbedText::Plain,
+                    Some("params") => EmbedText::Params,
+                    Some("names") => EmbedText::ParamNames,
+                    _ => panic!("--text plain|params|names"),
+                }
+            }
             "--metatool-shift" => {
                 args.metatool_shift = it
                     .next()
@@ -1208,14 +1695,24 @@ fn main() {
         println!("eval_search: data not found, skipping (set TOOLREG_DATA to shared/data)");
         return;
     };
-    let sets: Vec<DataSet> = [
+    let mut sets: Vec<DataSet> = [
         load_stabletoolbench(&dir),
         load_livemcpbench(&dir),
         load_metatool(&dir, args.metatool_shift),
     ]
     .into_iter()
     .flatten()
+    .chain(load_heldout())
     .collect();
+    if let Some(names) = &args.sets {
+        let wanted: Vec<&str> = names.split(',').map(str::trim).collect();
+        sets.retain(|s| wanted.contains(&s.name));
+    }
+    if let Some(layout) = args.layout {
+        for set in &mut sets {
+            set.tools = layout.apply(&set.tools);
+        }
+    }
     if sets.is_empty() {
         println!(
             "eval_search: no data set found under {}, skipping",
@@ -1224,6 +1721,28 @@ fn main() {
         return;
     }
 
+    if args.protocol {
+        println!(
+            "sets: {} (held-out: {}; fetch them with scripts/fetch_heldout.py)",
+            set_names(&sets),
+            sets.iter()
+                .filter(|s| !TUNING_SETS.contains(&s.name))
+                .count()
+        );
+        protocol(&sets, &args.tuning, args.text, !args.words_only);
+        return;
+    }
+    if let Some(grid) = args.loso {
+        let grid = args.grid.as_deref().unwrap_or(grid);
+        loso(
+            &sets,
+            &args.tuning,
+            args.text,
+            grid,
+            grid == LOSO_BUILTIN || grid.contains("text=") || grid.contains("builtin="),
+        );
+        return;
+    }
     if let Some(out) = &args.export_texts {
         export_texts(&sets, Path::new(out));
         return;
@@ -1438,7 +1957,7 @@ fn main() {
             "dense": "all-MiniLM-L6-v2 (scripts/embed_eval.py) cosine similarity of the query's and each tool's embedding_text embeddings; dense+s: best similarity over the whole query and each of its query_sentences",
             "hybrid": "SearchIndex::search_hybrid with default Tuning: 0.4 * z(BM25F score) + 0.6 * z(dense+s similarity), z over the catalog; candidates = word hits and tools with similarity >= 0.2",
             "builtin": "SearchIndex::use_builtin_embeddings + search_hybrid(query, None): the same fusion with the built-in static table (assets/static-embeddings) embedding tools and query (+ sentences), dense weight builtin_dense_weight",
-            "ours": "SearchIndex with default Tuning: BM25F over name parts, exact name, namespace label, description, parameter names/descriptions; identifier splitting, folding, light stemming, stopwords; phrases; prefix expansion; request-word weighting; namespace pool",
+            "ours": "SearchIndex with default Tuning: BM25F over name parts, exact name, namespace label, description, parameter names/descriptions; identifier splitting, folding, light stemming, stopwords; phrases; prefix expansion; request-word weighting (no namespace pool since issue #13)",
             "stabletoolbench": "catalog = union of api_list over the 6 test files keyed by (tool_name, api_name); doc name = slug(tool)__slug(api); namespace = label = tool_name; description = api_description; params = required + optional parameters",
             "livemcpbench": "527 tools; namespace mcp:<server key>, label mcp:<server name>; names colliding across servers become <server>__<name>; relevant = Annotator Metadata.Tools names present in tools.json, matched by name in any server; queries without any such name are skipped",
             "metatool": "199 tools of plugin_des.json, one namespace; queries = rows i*n/2000 for i in 0..2000 of all_clean_data.csv (n = 20,614 data rows)",

@@ -6,10 +6,6 @@
 //! posting that moved. Posting lists therefore hold live documents only, document frequencies
 //! are exact, and freed slots are reused. Field lengths and their totals are kept the same way,
 //! so BM25 averages are always current.
-//!
-//! Next to the per-tool postings the index keeps one pseudo-document per namespace (the union of
-//! its tools' terms). A query such as "track my parcel" often names what a *server* does while
-//! the matching tool is called `get_status`; the namespace pool lets sibling evidence lift it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,7 +14,7 @@ use smallvec::SmallVec;
 
 use super::SearchDoc;
 use super::hash::FastMap;
-use super::tokenize::{Analyzer, PHRASE_MARK, TermKind, exact_key, phrase_key_into};
+use super::tokenize::{Analyzer, TermKind, exact_key, phrase_key_into};
 
 /// Number of indexed fields.
 pub(crate) const NF: usize = 6;
@@ -38,10 +34,6 @@ pub(crate) enum Field {
     ParamDesc = 5,
 }
 
-/// Fields whose terms feed the namespace pool. The label is the same for every tool of a
-/// namespace (so it would only add a constant) and the exact-name key is per tool by design.
-const POOLED: [bool; NF] = [true, false, false, true, true, true];
-
 /// One document's occurrences of one term, per field (saturating at 255: BM25 saturates long
 /// before that), and where the document lists this posting (`back`), so a removal that moves
 /// this posting can update the document in O(1). 16 bytes.
@@ -56,32 +48,12 @@ pub(crate) struct Posting {
 /// posting then lives inline instead of in a heap block of its own.
 pub(crate) type PostingList = SmallVec<[Posting; 1]>;
 
-/// One term's namespace postings; inline up to two namespaces.
-pub(crate) type NsPostingList = SmallVec<[NsPosting; 2]>;
-
-/// One namespace's share of one term: how many of its tools contain it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct NsPosting {
-    pub ns: u32,
-    pub tf: u32,
-}
-
 #[derive(Clone)]
 pub(crate) struct Doc {
     pub name: String,
     pub namespace: String,
     pub label: String,
     pub description: String,
-    pub ns: u32,
-}
-
-#[derive(Clone)]
-pub(crate) struct Namespace {
-    pub key: String,
-    /// Live tools in this namespace.
-    pub docs: u32,
-    /// term id → index of this namespace's entry in `ns_postings[term]`.
-    terms: FastMap<u32, u32>,
 }
 
 /// Term dictionary, postings and per-document data. Fields are `pub(crate)` for the scorer.
@@ -95,25 +67,14 @@ pub(crate) struct Store {
     /// Per slot: `(term id, index of the doc's posting in that term's list)`.
     doc_terms: Vec<Vec<(u32, u32)>>,
     pub terms: Dictionary,
-    /// Per term id: is it a phrase term (kept out of the namespace pool)?
-    phrase_term: Vec<bool>,
     /// Per term id: scratch for [`DocBuilder`] (always 0 between upserts).
     mark: Vec<u32>,
     /// [`DocBuilder`]'s buffers, kept between documents.
     scratch: Scratch,
     tf_scratch: TermCounts,
     pub postings: Vec<PostingList>,
-    pub ns_postings: Vec<NsPostingList>,
     pub field_totals: [u64; NF],
     pub live: usize,
-    pub namespaces: Vec<Option<Namespace>>,
-    ns_free: Vec<u32>,
-    ns_by_key: FastMap<String, u32>,
-    pub ns_live: usize,
-    pub ns_len_total: u64,
-    /// Pseudo-document length per namespace id (sum of its `NsPosting::tf`), a dense array
-    /// because scoring reads it once per namespace posting.
-    pub ns_len: Vec<u64>,
 }
 
 /// The term dictionary: a hash map for the hot lookups (indexing, query words), an ordered
@@ -401,44 +362,11 @@ impl Store {
     /// [`Self::intern`] with the key's shared string at hand (no copy when the term is new).
     fn intern_with(&mut self, term: &str, key: impl FnOnce() -> Arc<str>) -> u32 {
         let (id, new) = self.terms.intern(term, key);
-        if new {
-            let phrase = term.starts_with(PHRASE_MARK);
-            if id as usize == self.postings.len() {
-                self.postings.push(PostingList::new());
-                self.ns_postings.push(NsPostingList::new());
-                self.phrase_term.push(phrase);
-                self.mark.push(0);
-            } else {
-                // A released id: its lists are empty already.
-                self.phrase_term[id as usize] = phrase;
-            }
+        // A released id's list is empty already.
+        if new && id as usize == self.postings.len() {
+            self.postings.push(PostingList::new());
+            self.mark.push(0);
         }
-        id
-    }
-
-    fn namespace_slot(&mut self, key: &str) -> u32 {
-        if let Some(&id) = self.ns_by_key.get(key) {
-            return id;
-        }
-        let ns = Namespace {
-            key: key.to_owned(),
-            docs: 0,
-            terms: FastMap::default(),
-        };
-        let id = match self.ns_free.pop() {
-            Some(id) => {
-                self.namespaces[id as usize] = Some(ns);
-                self.ns_len[id as usize] = 0;
-                id
-            }
-            None => {
-                self.namespaces.push(Some(ns));
-                self.ns_len.push(0);
-                (self.namespaces.len() - 1) as u32
-            }
-        };
-        self.ns_by_key.insert(key.to_owned(), id);
-        self.ns_live += 1;
         id
     }
 
@@ -500,7 +428,6 @@ impl Store {
                 (self.docs.len() - 1) as u32
             }
         };
-        let ns = self.namespace_slot(doc.namespace);
         let mut doc_terms = std::mem::take(&mut self.doc_terms[slot as usize]);
         doc_terms.clear();
         doc_terms.reserve(terms.len());
@@ -513,10 +440,6 @@ impl Store {
                 back,
                 tf,
             });
-            // Phrase terms would double-count their words in the namespace pool.
-            if !self.phrase_term[tid as usize] && POOLED.iter().zip(tf).any(|(&p, n)| p && n > 0) {
-                self.pool_add(ns, tid);
-            }
         }
         self.doc_terms[slot as usize] = doc_terms;
         for (total, &l) in self.field_totals.iter_mut().zip(&lens) {
@@ -528,11 +451,7 @@ impl Store {
             namespace: doc.namespace.to_owned(),
             label: doc.namespace_label.to_owned(),
             description: doc.description.to_owned(),
-            ns,
         });
-        if let Some(n) = self.namespaces[ns as usize].as_mut() {
-            n.docs += 1;
-        }
         self.by_name.insert(doc.name.to_owned(), slot);
         self.live += 1;
     }
@@ -541,23 +460,17 @@ impl Store {
         let Some(slot) = self.by_name.remove(name) else {
             return false;
         };
-        let Some(doc) = self.docs[slot as usize].take() else {
+        if self.docs[slot as usize].take().is_none() {
             return false;
-        };
+        }
         let doc_terms = std::mem::take(&mut self.doc_terms[slot as usize]);
         for &(tid, pos) in &doc_terms {
             let list = &mut self.postings[tid as usize];
-            let removed = list.swap_remove(pos as usize);
+            list.swap_remove(pos as usize);
             if let Some(moved) = list.get(pos as usize) {
                 self.doc_terms[moved.doc as usize][moved.back as usize].1 = pos;
             }
-            if !self.phrase_term[tid as usize]
-                && POOLED.iter().zip(removed.tf).any(|(&p, n)| p && n > 0)
-            {
-                self.pool_remove(doc.ns, tid);
-            }
             if self.postings[tid as usize].is_empty() {
-                // The namespace pool only holds terms some tool still has, so it is empty too.
                 self.terms.release(tid);
             }
         }
@@ -568,67 +481,9 @@ impl Store {
         for (total, &l) in self.field_totals.iter_mut().zip(&lens) {
             *total -= l as u64;
         }
-        let ns_empty = match self.namespaces[doc.ns as usize].as_mut() {
-            Some(n) => {
-                n.docs -= 1;
-                n.docs == 0
-            }
-            None => false,
-        };
-        if ns_empty && let Some(n) = self.namespaces[doc.ns as usize].take() {
-            self.ns_by_key.remove(&n.key);
-            self.ns_free.push(doc.ns);
-            self.ns_live -= 1;
-        }
         self.free.push(slot);
         self.live -= 1;
         true
-    }
-
-    fn pool_add(&mut self, ns: u32, tid: u32) {
-        let Some(n) = self.namespaces[ns as usize].as_mut() else {
-            return;
-        };
-        let list = &mut self.ns_postings[tid as usize];
-        // A namespace's tools usually arrive together, so its entry is most often the last
-        // one and the map lookup can be skipped.
-        let pos = match list.last() {
-            Some(last) if last.ns == ns => Some(list.len() - 1),
-            _ => n.terms.get(&tid).map(|&pos| pos as usize),
-        };
-        match pos {
-            Some(pos) => list[pos].tf += 1,
-            None => {
-                n.terms.insert(tid, list.len() as u32);
-                list.push(NsPosting { ns, tf: 1 });
-            }
-        }
-        self.ns_len[ns as usize] += 1;
-        self.ns_len_total += 1;
-    }
-
-    fn pool_remove(&mut self, ns: u32, tid: u32) {
-        let Some(n) = self.namespaces[ns as usize].as_mut() else {
-            return;
-        };
-        let Some(&pos) = n.terms.get(&tid) else {
-            return;
-        };
-        self.ns_len[ns as usize] -= 1;
-        self.ns_len_total -= 1;
-        let list = &mut self.ns_postings[tid as usize];
-        list[pos as usize].tf -= 1;
-        if list[pos as usize].tf > 0 {
-            return;
-        }
-        n.terms.remove(&tid);
-        list.swap_remove(pos as usize);
-        if let Some(moved) = list.get(pos as usize) {
-            let moved_ns = moved.ns as usize;
-            if let Some(m) = self.namespaces[moved_ns].as_mut() {
-                m.terms.insert(tid, pos);
-            }
-        }
     }
 
     /// Live documents, in slot order.
@@ -640,7 +495,7 @@ impl Store {
     }
 
     /// Checks every bookkeeping invariant (tests only): postings point back at their docs,
-    /// lengths and namespace pools add up.
+    /// lengths add up.
     #[cfg(test)]
     pub fn check_invariants(&self) {
         let mut totals = [0u64; NF];
@@ -661,31 +516,12 @@ impl Store {
         // Every dictionary term is used, every used id is in the dictionary.
         for (term, id) in self.terms.iter() {
             assert!(!self.postings[id as usize].is_empty(), "dead term {term:?}");
-            assert_eq!(self.phrase_term[id as usize], term.starts_with(PHRASE_MARK));
         }
         let used = self.postings.iter().filter(|l| !l.is_empty()).count();
         assert_eq!(used, self.terms.len());
         let posting_count: usize = self.postings.iter().map(|l| l.len()).sum();
         let doc_term_count: usize = self.doc_terms.iter().map(Vec::len).sum();
         assert_eq!(posting_count, doc_term_count);
-        let mut ns_len = vec![0u64; self.namespaces.len()];
-        for (tid, list) in self.ns_postings.iter().enumerate() {
-            for (pos, p) in list.iter().enumerate() {
-                let n = self.namespaces[p.ns as usize]
-                    .as_ref()
-                    .expect("live namespace");
-                assert_eq!(n.terms.get(&(tid as u32)), Some(&(pos as u32)));
-                ns_len[p.ns as usize] += p.tf as u64;
-            }
-        }
-        for (id, n) in self.namespaces.iter().enumerate() {
-            if n.is_some() {
-                assert_eq!(ns_len[id], self.ns_len[id]);
-            }
-        }
-        assert_eq!(ns_len.iter().sum::<u64>(), self.ns_len_total);
         assert!(self.mark.iter().all(|&m| m == 0));
-        let live_ns = self.namespaces.iter().filter(|n| n.is_some()).count();
-        assert_eq!(live_ns, self.ns_live);
     }
 }

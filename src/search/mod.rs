@@ -7,7 +7,7 @@
 //!
 //! Layout: [`tokenize`] turns text into terms (identifier splitting, folding, stemming, CJK
 //! bigrams); `index` keeps the incremental postings; `query` parses word queries; `rank` scores
-//! them (BM25F + namespace pool); `pattern` runs regex queries; `filter` holds the
+//! them (BM25F); `pattern` runs regex queries; `filter` holds the
 //! namespace/allow-list filters and browse/select.
 
 mod filter;
@@ -124,12 +124,6 @@ pub struct Tuning {
     pub weights: [f64; 6],
     /// Per-field length normalisation (BM25 `b`), same order.
     pub b: [f64; 6],
-    /// Weight of the namespace pool (BM25 of the namespace's pseudo-document, the union of its
-    /// tools' words, added to each of its tools); 0 turns it off.
-    pub namespace_pool: f64,
-    /// `k1` and `b` for the namespace pseudo-documents.
-    pub namespace_k1: f64,
-    pub namespace_b: f64,
     /// Query weight of a phrase (two adjacent query words that are adjacent in a name or a
     /// description), relative to a word; 0 turns phrases off.
     pub phrase_weight: f64,
@@ -160,11 +154,8 @@ impl Default for Tuning {
     fn default() -> Self {
         Tuning {
             k1: 1.2,
-            weights: [3.0, 4.0, 1.5, 1.0, 0.6, 0.3],
+            weights: [3.0, 4.0, 1.5, 1.0, 0.6, 0.6],
             b: [0.75, 0.0, 0.5, 0.75, 0.75, 0.75],
-            namespace_pool: 0.6,
-            namespace_k1: 1.2,
-            namespace_b: 1.0,
             phrase_weight: 1.0,
             prefix_weight: 0.4,
             prefix_min_len: 4,
@@ -198,7 +189,6 @@ impl std::fmt::Debug for SearchIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SearchIndex")
             .field("tools", &self.store.live)
-            .field("namespaces", &self.store.ns_live)
             .field("terms", &self.store.terms.len())
             .finish_non_exhaustive()
     }

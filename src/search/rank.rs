@@ -1,12 +1,13 @@
-//! BM25F scoring of word queries, plus the namespace pool.
+//! BM25F scoring of word queries.
 //!
 //! BM25F rather than BM25 per field: field term frequencies are weighted and length-normalised
 //! first, then saturated once, so a word found in both the name and the description is not
 //! counted as two independent words (which would let long descriptions outrank names).
 //!
-//! The namespace pool adds to every tool a share of its namespace's BM25 score, computed over
-//! the namespace's pseudo-document (the union of its tools' words): requests often describe
-//! what a *server* does ("track my parcel") while the tool that does it is called `latest`.
+//! A tool is scored on its own text only: no evidence is pooled from the other tools of its
+//! namespace, so how a host groups tools does not move the ranking (issue #13: a pooled
+//! namespace score lost to plain BM25 when a group was large or mixed, normalised or capped
+//! alike; docs/search-ranking.md).
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
@@ -25,8 +26,6 @@ struct Scratch {
     /// so a posting costs one random access here.
     cells: Vec<Cell>,
     touched: Vec<u32>,
-    ns_acc: Vec<f64>,
-    ns_touched: Vec<u32>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -82,7 +81,7 @@ pub(crate) fn all_matches(
             .touched
             .iter()
             .filter_map(|&d| {
-                let (score, doc) = final_score(store, tuning, mask, s, d)?;
+                let (score, doc) = final_score(store, mask, s, d)?;
                 passes(doc, opts).then_some((d, score))
             })
             .collect();
@@ -122,11 +121,10 @@ fn scored(
     })
 }
 
-/// A touched document's final score (own score plus the namespace pool share), when it
-/// carries every required word and scores above zero.
+/// A touched document's final score, when it carries every required word and scores above
+/// zero.
 fn final_score<'a>(
     store: &'a Store,
-    t: &Tuning,
     required_mask: u64,
     s: &Scratch,
     d: u32,
@@ -136,9 +134,7 @@ fn final_score<'a>(
         return None;
     }
     let doc = store.docs[d as usize].as_ref()?;
-    let pool = s.ns_acc.get(doc.ns as usize).copied().unwrap_or(0.0);
-    let score = cell.score + t.namespace_pool * pool;
-    (score > 0.0).then_some((score, doc))
+    (cell.score > 0.0).then_some((cell.score, doc))
 }
 
 impl Scratch {
@@ -147,9 +143,6 @@ impl Scratch {
         if self.cells.len() < slots {
             self.cells.resize(slots, Cell::default());
         }
-        if self.ns_acc.len() < store.namespaces.len() {
-            self.ns_acc.resize(store.namespaces.len(), 0.0);
-        }
     }
 
     fn reset(&mut self) {
@@ -157,10 +150,6 @@ impl Scratch {
             self.cells[d as usize] = Cell::default();
         }
         self.touched.clear();
-        for &n in &self.ns_touched {
-            self.ns_acc[n as usize] = 0.0;
-        }
-        self.ns_touched.clear();
     }
 }
 
@@ -198,31 +187,6 @@ fn accumulate(store: &Store, t: &Tuning, terms: &[QueryTerm], s: &mut Scratch) {
             cell.mask |= bit;
         }
     }
-    if t.namespace_pool > 0.0 && store.ns_live > 0 {
-        pool_namespaces(store, t, terms, s);
-    }
-}
-
-/// Scores each namespace's pseudo-document (all its tools' words) with plain BM25.
-fn pool_namespaces(store: &Store, t: &Tuning, terms: &[QueryTerm], s: &mut Scratch) {
-    let n = store.ns_live as f64;
-    let avg = (store.ns_len_total as f64 / n).max(1e-9);
-    let (k1, b) = (t.namespace_k1, t.namespace_b);
-    for qt in terms {
-        let list = &store.ns_postings[qt.tid as usize];
-        if list.is_empty() {
-            continue;
-        }
-        let w = qt.weight * idf(n, list.len() as f64) * (k1 + 1.0);
-        for p in list {
-            let tf = p.tf as f64;
-            let norm = 1.0 - b + b * store.ns_len[p.ns as usize] as f64 / avg;
-            if s.ns_acc[p.ns as usize] == 0.0 {
-                s.ns_touched.push(p.ns);
-            }
-            s.ns_acc[p.ns as usize] += w * tf / (tf + k1 * norm);
-        }
-    }
 }
 
 /// A hit in the top-k heap. Ordered so that the heap's maximum is the *worst* hit: lower
@@ -257,7 +221,7 @@ impl PartialEq for Ranked<'_> {
 impl Eq for Ranked<'_> {}
 
 /// The best `limit` touched documents that carry every required word and pass the filters,
-/// by final score (own score plus the namespace pool share), then name.
+/// by final score, then name.
 ///
 /// A bounded heap: a candidate that cannot enter the current top `limit` is dropped before
 /// the filters run, so an allow-list check (a string hash) is paid only by the few documents
@@ -271,7 +235,7 @@ fn top(
 ) -> Vec<(u32, f64)> {
     let mut heap: BinaryHeap<Ranked> = BinaryHeap::with_capacity(opts.limit + 1);
     for &d in &s.touched {
-        let Some((score, doc)) = final_score(store, t, required_mask, s, d) else {
+        let Some((score, doc)) = final_score(store, required_mask, s, d) else {
             continue;
         };
         let hit = Ranked {
