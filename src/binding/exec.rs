@@ -212,11 +212,6 @@ impl NativeExecRoutes {
         };
         Arc::make_mut(&mut self.routes).insert(name, route);
     }
-
-    #[napi(getter)]
-    pub fn size(&self) -> u32 {
-        u32::try_from(self.routes.len()).unwrap_or(u32::MAX)
-    }
 }
 
 /// A pool of threads running `tool_exec` code.
