@@ -83,7 +83,8 @@ const cases = [
   ['catching the interrupt in a loop', 'for (;;) { try { for (;;) {} } catch (e) {} }', { limits: fast }, failed(timeout())],
   ['async spin on await null', 'for (;;) await null', { limits: fast }, failed(timeout())],
   ['async spin on resolved promises', 'for (;;) await Promise.resolve(1)', { limits: fast }, failed(timeout())],
-  ['endless then chain', 'const spin = () => Promise.resolve().then(spin); spin(); await new Promise(() => {})', { limits: fast }, failed(timeout())],
+  // The chain also allocates (~400 MB/s here): room enough that time is the limit it meets.
+  ['endless then chain', 'const spin = () => Promise.resolve().then(spin); spin(); await new Promise(() => {})', { limits: { ...fast, memoryLimitBytes: 1 << 30 } }, failed(timeout())],
   ['loop in a getter', 'const o = { get x() { for (;;) {} } }; return o.x', { limits: fast }, failed(timeout())],
   ['loop in toJSON of the result', 'return { toJSON() { for (;;) {} } }', { limits: fast }, failed(timeout())],
   ['loop in toString reached from the result', 'return { toJSON() { return String(this.inner) }, inner: { toString() { for (;;) {} } } }', { limits: fast }, failed(timeout())],
@@ -146,13 +147,14 @@ const cases = [
   ['forging JSON.stringify', "JSON.stringify = () => '{\"value\":\"forged\"}'; return await tools.echo({ value: 1 })", {}, returns({ value: 1 })],
   ['forging Promise.all behind parallel', "Promise.all = () => 'forged'; return await parallel(tools.echo({ value: 1 }))", {}, returns([{ value: 1 }])],
   ['then on Object.prototype only fools this run', "Object.prototype.then = function (resolve) { delete Object.prototype.then; resolve('hijacked') }; return await tools.echo({ value: 1 })", {}, returns('hijacked')],
-  ['tools has no prototype', 'return [Object.getPrototypeOf(tools), typeof tools.constructor]', {}, returns([null, 'undefined'])],
+  ['tools has no prototype', "return [Object.getPrototypeOf(tools), 'constructor' in tools]", {}, returns([null, false])],
 
   // Forged and refused calls.
   ['a tool outside the allow-list', "return await tools.invoke('secret', {})", {}, failed(uncaught('Error [TOOLREG_NOT_ALLOWED]: Tool not available in this request: secret'))],
   ['invoke with a forged this', "return await tools.invoke.call({ allowed: true }, 'secret')", {}, failed(uncaught('Error [TOOLREG_NOT_ALLOWED]: Tool not available in this request: secret'))],
   ['a name that stringifies to a forbidden tool', "return await tools.invoke({ toString() { return 'secret' } })", {}, failed(uncaught('Error [TOOLREG_NOT_ALLOWED]: Tool not available in this request: secret'))],
-  ['a forbidden tool as a property', 'return await tools.secret({})', {}, failed(uncaught('TypeError: not a function'))],
+  ['a forbidden tool as a property', 'return await tools.secret({})', {}, failed(uncaught('TypeError: tools.secret is not a tool available to this code. Tools here: echo, slow, add, gated, big.'))],
+  ['a mistyped tool name', 'return await tools.ehco({})', {}, failed(uncaught('TypeError: tools.ehco is not a tool available to this code. Did you mean echo?'))],
   ['a name with a NUL byte', "return await tools.invoke('echo\\u0000', {})", {}, failed(uncaught('Error [TOOLREG_NOT_ALLOWED]: Tool not available in this request: echo\u0000'))],
   ['invalid params are caught by validation', "try { await tools.add({ a: 'x' }) } catch (e) { return [e.code, e.message.split('\\n')[0]] }", {}, returns(['TOOLREG_INVALID_PARAMS', 'Invalid params for "add":'])],
   ['params that are not JSON', 'const a = {}; a.a = a; await tools.echo(a)', {}, failed(uncaught('TypeError: circular reference'))],
@@ -160,10 +162,10 @@ const cases = [
   // Limits on sizes and counts.
   ['100k console lines', "for (let i = 0; i < 100000; i++) console.log('line', i)", {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxConsoleOutputBytes exceeded (65536): the code logged too much' })],
   ['catching the console limit', "try { for (;;) console.log('0123456789') } catch (e) { return 'caught' }", {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxConsoleOutputBytes exceeded (65536): the code logged too much' })],
-  ['2 MiB result', "return 'x'.repeat(2 * 2 ** 20)", {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxResultBytes exceeded (1048576): the result is 2097154 bytes of JSON' })],
+  ['2 MiB result', "return 'x'.repeat(2 * 2 ** 20)", {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxResultBytes exceeded (1048576): the result is more than 1048576 bytes of JSON' })],
   ['10k tool calls at the default limit', 'for (let i = 0; i < 10000; i++) await tools.echo({ value: i })', {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxBridgeRequests exceeded (256): too many tool calls in one run' })],
   ['1,000 concurrent calls at the default limit', 'await parallel(Array.from({ length: 1000 }, (_, i) => tools.echo({ value: i })))', {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxInFlightBridgeRequests exceeded (32): too many tool calls awaiting an answer at once' })],
-  ['oversized params', "await tools.echo({ value: 'x'.repeat(2 ** 20) })", {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxToolInputBytes exceeded (1048576): params of echo are 1048588 bytes of JSON' })],
+  ['oversized params', "await tools.echo({ value: 'x'.repeat(2 ** 20) })", {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxToolInputBytes exceeded (1048576): params of echo are more than 1048576 bytes of JSON' })],
   ['oversized tool output', 'await tools.big({ value: 5 * 2 ** 20 })', {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxToolOutputBytes exceeded (4194304): big returned 5242882 bytes' })],
   ['oversized source', `return 1${' '.repeat(256 * 1024)}`, {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxSourceBytes exceeded (262144): the code is 262152 bytes' })],
 
@@ -209,7 +211,7 @@ describe('tool_exec against hostile code', () => {
     }
     const output = await exec('return await tools.gated({ value: 1 })', { limits: fast, onApprovalRequest, toolCallId: 'req' })
     expect(output).toEqual({ result: 'gated ran' })
-    expect(requests).toEqual([{ toolName: 'gated', input: { value: 1 }, toolCallId: 'req::exec::1' }])
+    expect(requests).toEqual([{ toolName: 'gated', input: { value: 1 }, toolCallId: 'req::exec::1', abortSignal: expect.any(AbortSignal) }])
     expect(calls).toEqual([{ tool: 'gated', input: { value: 1 }, toolCallId: 'req::exec::1' }])
   })
 
@@ -247,9 +249,10 @@ describe('tool_exec against hostile code', () => {
 
   it('cancels the calls a finished run left pending', async () => {
     calls.length = 0
-    await exec('tools.slow({ value: 5000 }); return 1')
+    // The awaited echo keeps the run going until the slow call has started at the host.
+    await exec('tools.slow({ value: 5000 }); await tools.echo({}); return 1')
     await sleep(20)
-    expect(calls).toEqual([{ tool: 'slow', toolCallId: 'outer::exec::1', aborted: true }])
+    expect(calls.filter((c) => c.tool === 'slow')).toEqual([{ tool: 'slow', toolCallId: 'outer::exec::1', aborted: true }])
   })
 
   it('aborts a run mid-call and cancels its in-flight call', async () => {

@@ -108,7 +108,7 @@ describe('tool_exec calls MCP tools through the hub in Rust', () => {
     })
     const denied = await deny.execute({ code }, { toolCallId: 'b' })
     expect(denied.result).toEqual(['TOOLREG_APPROVAL_DENIED', `The user denied the call to "${ids.echo}".`])
-    expect(asked).toEqual([{ toolName: ids.echo, input: { text: 'ran' }, toolCallId: 'b::exec::1' }])
+    expect(asked).toEqual([{ toolName: ids.echo, input: { text: 'ran' }, toolCallId: 'b::exec::1', abortSignal: expect.any(AbortSignal) }])
 
     const allow = createToolExecTool(registry, { allowedNames: [ids.echo], onApprovalRequest: async () => true })
     expect(await allow.execute({ code }, { toolCallId: 'c' })).toEqual({ result: 'ran' })

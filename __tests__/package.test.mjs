@@ -50,7 +50,7 @@ describe('the packed package, installed offline without Rust', () => {
     const staged = join(dir, 'platform')
     mkdirSync(staged)
     copyFileSync(join(platformDir, 'package.json'), join(staged, 'package.json'))
-    copyFileSync(join(root, platformPkg.main), join(staged, platformPkg.main))
+    for (const file of platformPkg.files) copyFileSync(join(root, file), join(staged, file))
     npm(['pack', '--pack-destination', dir], staged)
     npm(['pack', '--ignore-scripts', '--pack-destination', dir], root)
   }, 240_000)
@@ -95,8 +95,26 @@ describe('the packed package, installed offline without Rust', () => {
     for (const file of ['index.js', 'index.d.ts', 'binding.js', 'js/native.js', 'js/registry.js', 'js/defer.js']) expect(main).toContain(`package/${file}`)
     expect(main.some((f) => f.endsWith('.node'))).toBe(false)
     expect(main.some((f) => f.includes('__tests__') || f.startsWith('package/src/'))).toBe(false)
-    expect(list(`${platformPkg.name}-${pkg.version}.tgz`)).toContain(`package/${platformPkg.main}`)
+    const platform = list(`${platformPkg.name}-${pkg.version}.tgz`)
+    expect(platform).toContain(`package/${platformPkg.main}`)
+    expect(platform).toContain('package/toolreg-exec.linux-x64-gnu')
+    expect(main.some((f) => f.includes('toolreg-exec.'))).toBe(false)
   })
+
+  it('runs tool_exec code in the sandbox executable of the installed platform package', () => {
+    const app = consumer('exec', [`../${platformPkg.name}-${pkg.version}.tgz`])
+    writeFileSync(
+      join(app, 'exec.cjs'),
+      `const { ToolRegistry, createToolExecTool } = require('toolreg')
+const { tool, jsonSchema } = require('ai')
+const registry = new ToolRegistry({ logger: { warn() {} } })
+registry.register({ name: 'add', namespace: 'math', description: 'Adds', defer: 'auto', tool: tool({ description: 'Adds', inputSchema: jsonSchema({ type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } }), execute: async ({ a, b }) => a + b }) })
+createToolExecTool(registry).execute({ code: 'return await tools.add({ a: 2, b: 3 })' }, { toolCallId: 'c', messages: [] }).then((out) => console.log(JSON.stringify(out)))
+`,
+    )
+    const out = execFileSync(process.execPath, ['exec.cjs'], { cwd: app, env: offlineEnv(), encoding: 'utf8' })
+    expect(JSON.parse(out)).toEqual({ result: 5 })
+  }, 180_000)
 
   it('installs from the two tarballs offline and runs the README example as CommonJS and as an ES module', () => {
     const app = consumer('app', [`../${platformPkg.name}-${pkg.version}.tgz`])

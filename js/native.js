@@ -1,7 +1,10 @@
 'use strict'
 
+const { existsSync } = require('node:fs')
+const { dirname, join } = require('node:path')
+
 /**
- * Loads the native addon through napi-rs's generated loader (`binding.js`: a local build in the
+ * Checks that the native addon loads through napi-rs's generated loader (`binding.js`: a local build in the
  * package folder first, then the platform package `toolreg-<platform>`), and turns its generic
  * failure into one that says what to do.
  */
@@ -23,4 +26,44 @@ function loadNative() {
   }
 }
 
-module.exports = loadNative()
+/** napi-rs's name for this platform, as in `toolreg.<suffix>.node`. */
+function platformSuffix() {
+  const base = `${process.platform}-${process.arch}`
+  if (process.platform === 'win32') return `${base}-msvc`
+  if (process.platform !== 'linux') return base
+  const glibc = process.report?.getReport?.().header?.glibcVersionRuntime
+  return `${base}-${glibc ? 'gnu' : 'musl'}`
+}
+
+/**
+ * Where the `toolreg-exec` sandbox executable is: `TOOLREG_EXEC_HELPER`, else beside a local
+ * build in the package folder, else in the platform package. Inside an Electron app's asar
+ * archive the file must be unpacked (executables cannot run from the archive), so the
+ * `.asar.unpacked` twin of the path is used.
+ */
+function execHelperPath() {
+  if (process.env.TOOLREG_EXEC_HELPER) return process.env.TOOLREG_EXEC_HELPER
+  const suffix = platformSuffix()
+  const file = `toolreg-exec.${suffix}${process.platform === 'win32' ? '.exe' : ''}`
+  const folders = [join(__dirname, '..')]
+  try {
+    folders.push(dirname(require.resolve(`toolreg-${suffix}/package.json`)))
+  } catch {
+    // No platform package: only a local build can serve.
+  }
+  for (const folder of folders) {
+    const path = join(folder, file).replace(/\.asar([\\/])/, '.asar.unpacked$1')
+    if (existsSync(path)) return path
+  }
+  const error = new Error(
+    `toolreg: the tool_exec sandbox executable ${file} was not found (looked in ${folders.join(', ')}). ` +
+      `It ships in the platform package toolreg-${suffix} next to the addon; in a checkout, npm run build ` +
+      `or npm run build:debug puts it in the package folder. In a packaged Electron app, unpack it from ` +
+      `the asar archive (electron-builder: asarUnpack).`,
+  )
+  error.code = 'TOOLREG_NO_EXEC_HELPER'
+  throw error
+}
+
+loadNative()
+module.exports = { execHelperPath }

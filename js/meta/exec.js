@@ -9,6 +9,7 @@ const { directMcpRoute, mcpCallOutput } = require('../mcp/sync')
 const { MetaToolName, createLookup } = require('./shared')
 const { admitCall } = require('./invoke')
 const { signaturesWithin } = require('./execSignatures')
+const { execHelperPath } = require('../native')
 
 const DEFAULT_APPROVAL_TIMEOUT_MS = 5 * 60 * 1000
 /** Tokens (o200k_base) the tool list may take in the description; see README for the measure. */
@@ -30,12 +31,15 @@ const inputSchema = jsonSchema({
   additionalProperties: false,
 })
 
-/** One pool per size, created on first use; threads idle when no run is queued. */
+/**
+ * One pool of sandbox processes per size, created on first use; its processes start when a run
+ * needs them and wait idle (no CPU) between runs.
+ */
 const pools = new Map()
 function poolOf(size) {
   let pool = pools.get(size)
   if (!pool) {
-    pool = new native.NativeExecPool(size)
+    pool = new native.NativeExecPool(size, execHelperPath())
     pools.set(size, pool)
   }
   return pool
@@ -138,23 +142,33 @@ function createToolExecTool(registry, options = {}) {
     const media = []
     let run
 
-    async function requestApproval(callNumber, toolName, input, toolCallId) {
+    /** A run that has ended, been aborted or timed out starts no call and asks for nothing. */
+    function ensureOpen(toolName) {
+      if (!run.isOpen()) {
+        throw new ToolInvocationError(`The tool_exec run ended before "${toolName}" could run.`, 'TOOLREG_EXEC_RUN_ENDED')
+      }
+    }
+
+    async function requestApproval(callNumber, toolName, input, toolCallId, abortSignal) {
       if (!opts.onApprovalRequest) {
         throw new ToolInvocationError(
           `Tool "${toolName}" requires user approval, which code cannot ask for here; call it directly instead of from tool_exec.`,
           'TOOLREG_APPROVAL_REQUIRED',
         )
       }
+      ensureOpen(toolName)
       run.approvalWait(callNumber, true)
       try {
         const approved = await withTimeout(
-          Promise.resolve(opts.onApprovalRequest({ toolName, input, toolCallId })),
+          // abortSignal fires when the run ends meanwhile: the host may close its dialog.
+          Promise.resolve(opts.onApprovalRequest({ toolName, input, toolCallId, abortSignal })),
           opts.approvalTimeoutMs,
           () => new ToolInvocationError(`No approval answer for "${toolName}" within ${opts.approvalTimeoutMs} ms`, 'TOOLREG_APPROVAL_TIMEOUT'),
         )
         if (approved !== true) {
           throw new ToolInvocationError(`The user denied the call to "${toolName}".`, 'TOOLREG_APPROVAL_DENIED')
         }
+        ensureOpen(toolName)
       } finally {
         run.approvalWait(callNumber, false)
       }
@@ -181,9 +195,11 @@ function createToolExecTool(registry, options = {}) {
         const context = {
           lookup,
           native: registryNative,
-          requestApproval: (name, input) => requestApproval(callNumber, name, input, toolCallId),
+          requestApproval: (name, input) => requestApproval(callNumber, name, input, toolCallId, controller.signal),
         }
+        ensureOpen(toolName)
         const admitted = await admitCall(context, toolName, JSON.parse(inputJson), innerOptions)
+        ensureOpen(toolName)
         const output = await runTool(admitted.entry, admitted.params, innerOptions)
         media.push(...mediaParts(admitted.entry, output))
         run.respond(callNumber, true, JSON.stringify(output ?? null))

@@ -36,13 +36,6 @@ async function admitCall({ lookup, native, inspectedNames, requestApproval, targ
   if (typeof entry.tool.execute !== 'function') {
     throw new ToolInvocationError(`Tool ${name} has no execute handler`, 'TOOLREG_NOT_EXECUTABLE')
   }
-  const needsApproval = await needsApprovalFor(entry.tool, params, options)
-  if (needsApproval && !requestApproval) {
-    throw new ToolInvocationError(
-      `Tool "${name}" requires user approval; call it directly instead of via tool_invoke.`,
-      'TOOLREG_APPROVAL_REQUIRED',
-    )
-  }
   await schemaFor(entry)
   if (inspectedNames && !inspectedNames.has(name)) {
     inspectedNames.add(name)
@@ -63,7 +56,16 @@ async function admitCall({ lookup, native, inspectedNames, requestApproval, targ
     if (!result.success) throw invalidParams(native, name, result.error?.message ?? String(result.error))
     value = result.value
   }
-  if (needsApproval) await requestApproval(name, value)
+  // Decided on the params that will execute (defaults applied, transformed), never the raw ones.
+  if (await needsApprovalFor(entry.tool, value, options)) {
+    if (!requestApproval) {
+      throw new ToolInvocationError(
+        `Tool "${name}" requires user approval; call it directly instead of via tool_invoke.`,
+        'TOOLREG_APPROVAL_REQUIRED',
+      )
+    }
+    await requestApproval(name, value)
+  }
   return { entry, params: value }
 }
 

@@ -17,8 +17,8 @@ use tokio::sync::oneshot;
 use super::mcp::NativeMcpHub;
 use super::registry::{NativeRegistry, read};
 use crate::exec::{
-    AbortHandle, ApprovalWait, Bridge, BridgeError, BridgeRequest, ExecError, ExecJob, ExecLimits,
-    ExecOutcome, ExecPool, Responder,
+    ApprovalWait, Bridge, BridgeError, BridgeRequest, ExecError, ExecJob, ExecLimits, ExecOutcome,
+    ExecPool, Responder, RunHandle,
 };
 use crate::mcp::{CancellationToken, McpHub};
 use crate::registry::{InputCheck, Registry};
@@ -214,7 +214,7 @@ impl NativeExecRoutes {
     }
 }
 
-/// A pool of threads running `tool_exec` code.
+/// A pool of sandbox processes running `tool_exec` code.
 #[napi]
 pub struct NativeExecPool {
     pool: Arc<ExecPool>,
@@ -222,11 +222,11 @@ pub struct NativeExecPool {
 
 #[napi]
 impl NativeExecPool {
-    /// `size` threads; 0 or absent means one per core.
+    /// `size` processes (0 means one per core) of the `toolreg-exec` executable at `helper`.
     #[napi(constructor)]
-    pub fn new(size: Option<u32>) -> Self {
+    pub fn new(size: u32, helper: String) -> Self {
         NativeExecPool {
-            pool: Arc::new(ExecPool::new(size.unwrap_or(0) as usize)),
+            pool: Arc::new(ExecPool::new(size as usize, helper.into())),
         }
     }
 
@@ -273,14 +273,14 @@ impl NativeExecPool {
             }),
         };
         let (done, outcome) = oneshot::channel();
-        let abort = self
+        let handle = self
             .pool
             .spawn(job, move |outcome| {
                 let _ = done.send(outcome);
             })
             .map_err(exec_error)?;
         Ok(NativeExecRun {
-            abort,
+            handle,
             calls,
             outcome: Mutex::new(Some(outcome)),
         })
@@ -330,7 +330,7 @@ impl From<ExecOutcome> for ExecRunOutcome {
 /// One run in progress.
 #[napi]
 pub struct NativeExecRun {
-    abort: AbortHandle,
+    handle: RunHandle,
     calls: Arc<Calls>,
     outcome: Mutex<Option<oneshot::Receiver<ExecOutcome>>>,
 }
@@ -383,10 +383,17 @@ impl NativeExecRun {
         }
     }
 
-    /// Ends the run at once; its pending tool calls are answered by nobody.
+    /// Ends the run (within the stop grace); its pending tool calls are answered by nobody.
     #[napi]
     pub fn abort(&self) {
-        self.abort.abort();
+        self.handle.abort();
+    }
+
+    /// False once the run has ended, been aborted or timed out: a tool call of it must then
+    /// neither start nor ask for approval (checked before asking and again before executing).
+    #[napi]
+    pub fn is_open(&self) -> bool {
+        self.handle.is_open()
     }
 }
 

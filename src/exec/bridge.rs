@@ -38,6 +38,7 @@ pub trait Bridge: Send + Sync {
     fn cancel(&self, _call_number: u32) {}
 }
 
+/// What a run's driver waits on: the host's answers and signals, and its process's frames.
 pub(crate) enum Event {
     Answer {
         call_number: u32,
@@ -47,6 +48,18 @@ pub(crate) enum Event {
         started: bool,
     },
     Abort,
+    /// A frame from the sandbox process, within the run's caps.
+    Frame {
+        kind: u8,
+        payload: Vec<u8>,
+    },
+    /// A frame longer than the run allows; the process is read no further.
+    Oversize {
+        kind: u8,
+        len: u32,
+    },
+    /// The process closed its stdout: it ended.
+    Gone,
 }
 
 /// Answers one call. Dropping it unanswered fails the call, so a host bug cannot hang a run.

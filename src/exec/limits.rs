@@ -4,10 +4,10 @@ use serde::{Deserialize, Serialize};
 
 use super::ExecError;
 
-/// Largest `maxStackSizeBytes` a run may ask for: pool threads get this much stack plus headroom
-/// for the interpreter's own frames.
+/// Largest `maxStackSizeBytes` a run may ask for (the sandbox's engine thread gets this much
+/// stack, a guard region and headroom).
 pub const MAX_STACK_SIZE_BYTES: u64 = 8 * 1024 * 1024;
-/// Smallest `memoryLimitBytes`: below this a fresh QuickJS context cannot even be built.
+/// Smallest `memoryLimitBytes`: below this the prelude and a small script cannot even run.
 pub const MIN_MEMORY_LIMIT_BYTES: u64 = 1024 * 1024;
 
 /// One configurable limit; its `name` is the option key callers use.
@@ -23,6 +23,7 @@ pub enum Limit {
     ToolOutput,
     BridgeRequests,
     InFlightBridgeRequests,
+    QueueTimeout,
 }
 
 impl Limit {
@@ -39,6 +40,7 @@ impl Limit {
             Limit::ToolOutput => "maxToolOutputBytes",
             Limit::BridgeRequests => "maxBridgeRequests",
             Limit::InFlightBridgeRequests => "maxInFlightBridgeRequests",
+            Limit::QueueTimeout => "queueTimeoutMs",
         }
     }
 }
@@ -70,6 +72,8 @@ pub struct ExecLimits {
     pub max_bridge_requests: u64,
     /// Tool calls awaiting an answer at the same time.
     pub max_in_flight_bridge_requests: u64,
+    /// Time a run may wait for a free sandbox before it starts (not part of `timeout_ms`).
+    pub queue_timeout_ms: u64,
 }
 
 impl Default for ExecLimits {
@@ -85,6 +89,7 @@ impl Default for ExecLimits {
             max_tool_output_bytes: 4 * 1024 * 1024,
             max_bridge_requests: 256,
             max_in_flight_bridge_requests: 32,
+            queue_timeout_ms: 10_000,
         }
     }
 }
@@ -111,13 +116,14 @@ impl ExecLimits {
             Limit::ToolOutput => self.max_tool_output_bytes,
             Limit::BridgeRequests => self.max_bridge_requests,
             Limit::InFlightBridgeRequests => self.max_in_flight_bridge_requests,
+            Limit::QueueTimeout => self.queue_timeout_ms,
         }
     }
 
     /// Every limit must be positive; memory and stack must fit what the engine and the pool's
     /// threads can honour.
     pub fn validate(&self) -> Result<(), ExecError> {
-        const ALL: [Limit; 10] = [
+        const ALL: [Limit; 11] = [
             Limit::Timeout,
             Limit::Memory,
             Limit::StackSize,
@@ -128,6 +134,7 @@ impl ExecLimits {
             Limit::ToolOutput,
             Limit::BridgeRequests,
             Limit::InFlightBridgeRequests,
+            Limit::QueueTimeout,
         ];
         if let Some(zero) = ALL.iter().find(|l| self.value(**l) == 0) {
             return Err(ExecError::InvalidLimits(format!("{zero} must be positive")));
@@ -163,6 +170,7 @@ mod tests {
         assert_eq!(limits.max_tool_output_bytes, 4 << 20);
         assert_eq!(limits.max_bridge_requests, 256);
         assert_eq!(limits.max_in_flight_bridge_requests, 32);
+        assert_eq!(limits.queue_timeout_ms, 10_000);
     }
 
     #[test]

@@ -1,85 +1,100 @@
-//! The worker threads runs execute on. QuickJS values are bound to the thread that made them,
-//! so each run lives on one pool thread from start to end, and the JS thread never waits.
+//! The warm pool of sandbox processes. Each run takes one process (waiting its turn, for at
+//! most `queueTimeoutMs`), is driven on a thread of its own, and gives the process back — or,
+//! when the process was killed or died, frees its place and starts a replacement, so the pool
+//! is whole again without waiting for the next run.
 
+use std::collections::VecDeque;
+use std::path::PathBuf;
 use std::sync::mpsc::{self, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
-use threadpool::ThreadPool;
-
-use super::ExecError;
 use super::bridge::Event;
-use super::limits::MAX_STACK_SIZE_BYTES;
-use super::sandbox::{self, ExecJob, ExecOutcome, RunSignals};
+use super::process::Sandbox;
+use super::run::{self, ExecJob, ExecOutcome, RunControl};
+use super::{ExecError, Limit};
 
-/// Room for the interpreter's own frames above the code's `maxStackSizeBytes`.
-const THREAD_STACK_HEADROOM: usize = 4 * 1024 * 1024;
+/// A run's driver only forwards frames; it needs little stack.
+const DRIVER_STACK_BYTES: usize = 256 * 1024;
 
-/// A fixed set of threads running sandboxed code.
+/// Up to `size` sandbox processes running `tool_exec` code, one run each at a time.
 pub struct ExecPool {
-    threads: Mutex<ThreadPool>,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    helper: PathBuf,
     size: usize,
+    slots: Mutex<Slots>,
+    /// Signalled whenever a place may have come free, or a queued run was aborted.
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct Slots {
+    idle: Vec<Sandbox>,
+    busy: usize,
+    /// Replacements being started in the background.
+    starting: usize,
+    /// Tickets of the runs waiting, first come first served.
+    queue: VecDeque<u64>,
+    next_ticket: u64,
+}
+
+fn lock(mutex: &Mutex<Slots>) -> MutexGuard<'_, Slots> {
+    // Every critical section leaves the counts consistent before it can panic.
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl ExecPool {
-    /// A pool of `size` threads; `0` means one per available core.
-    pub fn new(size: usize) -> Self {
+    /// A pool of `size` processes of the `toolreg-exec` executable at `helper`; `0` means one
+    /// per available core. Processes start on first use.
+    pub fn new(size: usize, helper: PathBuf) -> Self {
         let size = if size == 0 {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {
             size
         };
-        let threads = threadpool::Builder::new()
-            .num_threads(size)
-            .thread_name("toolreg-exec".to_owned())
-            .thread_stack_size(MAX_STACK_SIZE_BYTES as usize + THREAD_STACK_HEADROOM)
-            .build();
         ExecPool {
-            threads: Mutex::new(threads),
-            size,
+            shared: Arc::new(Shared {
+                helper,
+                size,
+                slots: Mutex::default(),
+                changed: Condvar::new(),
+            }),
         }
     }
 
-    /// Number of threads.
+    /// How many runs may execute at once.
     pub fn size(&self) -> usize {
-        self.size
+        self.shared.size
     }
 
-    /// Queues a run; `done` gets its outcome on the pool thread. Invalid limits fail here,
-    /// before anything is queued.
+    /// Starts a run; `done` gets its outcome on the run's thread, after the run's process is
+    /// back in the pool. Invalid limits fail here, before anything starts.
     pub fn spawn(
         &self,
         job: ExecJob,
         done: impl FnOnce(ExecOutcome) + Send + 'static,
-    ) -> Result<AbortHandle, ExecError> {
+    ) -> Result<RunHandle, ExecError> {
         job.limits.validate()?;
-        let signals = Arc::new(RunSignals::new());
+        let control = Arc::new(RunControl::default());
         let (events_tx, events) = mpsc::channel();
-        let handle = AbortHandle {
-            signals: signals.clone(),
+        let handle = RunHandle {
+            control: control.clone(),
             events: events_tx.clone(),
+            pool: self.shared.clone(),
         };
-        let task = move || {
-            let (outcome, used_engine) =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    sandbox::run(job, signals, events, events_tx)
-                }))
-                .unwrap_or_else(|panic| {
-                    let outcome = ExecOutcome {
-                        result: Err(ExecError::Engine(panic_message(&panic))),
-                        logs: Vec::new(),
-                        tool_calls: 0,
-                    };
-                    (outcome, None)
-                });
-            done(outcome);
-            // Freeing the used engine and building the next one happen after the answer.
-            drop(used_engine);
-            sandbox::prepare_spare();
-        };
-        self.threads
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .execute(task);
+        let shared = self.shared.clone();
+        std::thread::Builder::new()
+            .name("toolreg-exec-run".to_owned())
+            .stack_size(DRIVER_STACK_BYTES)
+            .spawn(move || {
+                let outcome = shared.run(job, &control, &events, &events_tx);
+                control.close();
+                done(outcome);
+            })
+            .map_err(|e| ExecError::Engine(format!("cannot start a run's thread: {e}")))?;
         Ok(handle)
     }
 
@@ -89,38 +104,159 @@ impl ExecPool {
         if let Err(error) = self.spawn(job, move |outcome| {
             let _ = tx.send(outcome);
         }) {
-            return ExecOutcome {
-                result: Err(error),
-                logs: Vec::new(),
-                tool_calls: 0,
-            };
+            return ExecOutcome::failed(error);
         }
-        rx.recv().unwrap_or_else(|_| ExecOutcome {
-            result: Err(ExecError::Engine("the pool dropped the run".to_owned())),
-            logs: Vec::new(),
-            tool_calls: 0,
+        rx.recv().unwrap_or_else(|_| {
+            ExecOutcome::failed(ExecError::Engine("the pool dropped the run".to_owned()))
         })
     }
 }
 
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "the run panicked".to_owned())
+impl Shared {
+    fn run(
+        self: &Arc<Self>,
+        job: ExecJob,
+        control: &RunControl,
+        events: &mpsc::Receiver<Event>,
+        events_tx: &Sender<Event>,
+    ) -> ExecOutcome {
+        let limits = job.limits;
+        if job.code.len() as u64 > limits.max_source_bytes {
+            return ExecOutcome::failed(ExecError::LimitExceeded {
+                limit: Limit::Source,
+                value: limits.max_source_bytes,
+                detail: format!("the code is {} bytes", job.code.len()),
+            });
+        }
+        let queued_until = Instant::now() + Duration::from_millis(limits.queue_timeout_ms);
+        let mut sandbox = match self.acquire(control, queued_until, limits.queue_timeout_ms) {
+            Ok(Some(sandbox)) => sandbox,
+            Ok(None) => match Sandbox::start(&self.helper) {
+                Ok(sandbox) => sandbox,
+                Err(message) => {
+                    self.release(None, false);
+                    return ExecOutcome::failed(ExecError::Engine(message));
+                }
+            },
+            Err(error) => return ExecOutcome::failed(error),
+        };
+        let ended = run::drive(&mut sandbox, job, control, events, events_tx);
+        self.release(Some(sandbox), ended.reusable);
+        ended.outcome
+    }
+
+    /// Waits for this run's turn and a place. `Some` is an idle process; `None` is a free place
+    /// the caller starts a process for.
+    fn acquire(
+        &self,
+        control: &RunControl,
+        until: Instant,
+        queue_timeout_ms: u64,
+    ) -> Result<Option<Sandbox>, ExecError> {
+        let mut slots = lock(&self.slots);
+        let ticket = slots.next_ticket;
+        slots.next_ticket += 1;
+        slots.queue.push_back(ticket);
+        let leave = |slots: &mut Slots| {
+            slots.queue.retain(|t| *t != ticket);
+            self.changed.notify_all();
+        };
+        loop {
+            if control.aborted() {
+                leave(&mut slots);
+                return Err(ExecError::Aborted);
+            }
+            if slots.queue.front() == Some(&ticket) {
+                while let Some(sandbox) = slots.idle.pop() {
+                    if sandbox.alive() {
+                        leave(&mut slots);
+                        slots.busy += 1;
+                        return Ok(Some(sandbox));
+                    }
+                    sandbox.reap();
+                }
+                if slots.busy + slots.idle.len() + slots.starting < self.size {
+                    leave(&mut slots);
+                    slots.busy += 1;
+                    return Ok(None);
+                }
+            }
+            let now = Instant::now();
+            if now >= until {
+                leave(&mut slots);
+                return Err(ExecError::LimitExceeded {
+                    limit: Limit::QueueTimeout,
+                    value: queue_timeout_ms,
+                    detail: format!(
+                        "no sandbox was free within {queue_timeout_ms} ms ({} runs execute at once; raise poolSize or queueTimeoutMs)",
+                        self.size
+                    ),
+                });
+            }
+            slots = self
+                .changed
+                .wait_timeout(slots, until - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// Gives a run's place back: its process to the idle list when it may serve again, else
+    /// the process is reaped and a replacement started in the background.
+    fn release(self: &Arc<Self>, sandbox: Option<Sandbox>, reusable: bool) {
+        let mut slots = lock(&self.slots);
+        slots.busy -= 1;
+        match sandbox {
+            Some(sandbox) if reusable && sandbox.alive() => slots.idle.push(sandbox),
+            Some(sandbox) => {
+                slots.starting += 1;
+                let shared = self.clone();
+                let replace = move || {
+                    sandbox.reap();
+                    let replacement = Sandbox::start(&shared.helper);
+                    let mut slots = lock(&shared.slots);
+                    slots.starting -= 1;
+                    if let Ok(replacement) = replacement {
+                        slots.idle.push(replacement);
+                    }
+                    shared.changed.notify_all();
+                };
+                if std::thread::Builder::new()
+                    .name("toolreg-exec-replace".to_owned())
+                    .spawn(replace)
+                    .is_err()
+                {
+                    slots.starting -= 1;
+                }
+            }
+            None => {}
+        }
+        self.changed.notify_all();
+    }
 }
 
-/// Ends a run early: it stops at once, cancels its in-flight tool calls and reports `Aborted`.
+/// A run in progress: abort it, or ask whether it still takes tool calls.
 #[derive(Clone)]
-pub struct AbortHandle {
-    signals: Arc<RunSignals>,
+pub struct RunHandle {
+    control: Arc<RunControl>,
     events: Sender<Event>,
+    pool: Arc<Shared>,
 }
 
-impl AbortHandle {
+impl RunHandle {
+    /// Ends the run: a queued run at once; a running one is asked to stop and killed if it
+    /// does not within the grace. Its in-flight tool calls are cancelled.
     pub fn abort(&self) {
-        self.signals.abort();
+        self.control.abort();
         let _ = self.events.send(Event::Abort);
+        // Wake a run still waiting for a place; the lock orders this after its check.
+        drop(lock(&self.pool.slots));
+        self.pool.changed.notify_all();
+    }
+
+    /// False once the run has ended or been told to stop: no tool call of it may start, and
+    /// no approval may be asked for it, from then on.
+    pub fn is_open(&self) -> bool {
+        self.control.is_open()
     }
 }

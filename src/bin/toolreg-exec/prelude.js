@@ -1,0 +1,82 @@
+// Runs once per fresh context, before the model's code. Receives the native bridge functions
+// as arguments so they never become globals, installs the sandbox API, removes every way to
+// compile code at run time or to block the thread, and returns `clip` to the host.
+(function (call, log, names) {
+  'use strict'
+  const g = globalThis
+  const define = Object.defineProperty
+  const isArray = Array.isArray
+  const all = Promise.all.bind(Promise)
+  const allSettled = Promise.allSettled.bind(Promise)
+  // Bound now, before the code can replace String.prototype.slice or Function.prototype.call.
+  const slice = Function.prototype.call.bind(String.prototype.slice)
+  const fixed = (value) => ({ value, writable: false, enumerable: false, configurable: false })
+
+  // The Function constructor family: reachable as `Function` and as `.constructor` of every
+  // kind of function's prototype. All of them now throw.
+  const unavailable = function () {
+    throw new TypeError('Compiling code at run time (Function, eval) is not available in tool_exec')
+  }
+  define(unavailable, 'prototype', { value: Function.prototype })
+  for (const f of [function () {}, async function () {}, function* () {}, async function* () {}]) {
+    define(Object.getPrototypeOf(f), 'constructor', fixed(unavailable))
+  }
+  define(g, 'Function', fixed(unavailable))
+  delete g.eval
+  // Atomics.wait would block the engine thread where no interrupt can reach it.
+  delete g.Atomics
+  delete g.SharedArrayBuffer
+
+  // Levenshtein distance, for "did you mean" on a mistyped tool name.
+  const distance = (a, b) => {
+    let row = Array.from({ length: b.length + 1 }, (_, i) => i)
+    for (let i = 1; i <= a.length; i++) {
+      const next = [i]
+      for (let j = 1; j <= b.length; j++) {
+        next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
+      }
+      row = next
+    }
+    return row[b.length]
+  }
+  const unknownTool = (name) => {
+    const close = names
+      .map((n) => [distance(name, n), n])
+      .filter(([d, n]) => d <= Math.max(2, Math.floor(n.length / 3)))
+      .sort((a, b) => a[0] - b[0])
+      .slice(0, 3)
+      .map(([, n]) => n)
+    const hint = close.length > 0 ? `Did you mean ${close.join(', ')}?` : `Tools here: ${names.slice(0, 20).join(', ')}${names.length > 20 ? ', …' : ''}.`
+    return new TypeError(`tools.${name} is not a tool available to this code. ${hint}`)
+  }
+
+  const table = Object.create(null)
+  for (const name of names) define(table, name, { value: (params) => call(name, params), enumerable: true })
+  if (!names.includes('invoke')) define(table, 'invoke', { value: (name, params) => call(String(name), params) })
+  Object.freeze(table)
+  // Reading a name that is not a tool throws at once, naming it, instead of a bare
+  // "not a function" at the call.
+  const tools = new Proxy(table, {
+    get(target, key) {
+      if (typeof key === 'string' && !(key in target) && key !== 'then' && key !== 'toJSON') throw unknownTool(key)
+      return target[key]
+    },
+  })
+  define(g, 'tools', fixed(tools))
+
+  const spread = (args) => (args.length === 1 && isArray(args[0]) ? args[0] : args)
+  define(g, 'parallel', fixed((...promises) => all(spread(promises))))
+  define(g, 'settle', fixed((...promises) => allSettled(spread(promises))))
+
+  const console = Object.create(null)
+  for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
+    define(console, level, { value: (...args) => log(level, ...args), enumerable: true })
+  }
+  Object.freeze(console)
+  define(g, 'console', fixed(console))
+
+  return (value, max) => {
+    const text = typeof value === 'string' ? value : String(value)
+    return text.length > max ? slice(text, 0, max) : text
+  }
+})

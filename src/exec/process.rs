@@ -1,0 +1,272 @@
+//! One `toolreg-exec` process: started, read, written and killed from here. Its frames arrive
+//! as [`Event`]s on the channel of the run it serves; its stdin is written by a thread of its
+//! own, so a process that stops reading can never block the run's driver.
+
+use std::io::{BufReader, BufWriter, Read};
+use std::path::Path;
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::bridge::Event;
+use super::protocol::{self, PROTOCOL_VERSION, READY};
+
+/// How long a new process may take to say it is ready.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+/// How much of what a process writes to stderr is kept, for the error when it dies.
+const STDERR_TAIL_BYTES: usize = 2048;
+
+/// The largest payload of each frame kind the addon will read from a process, for one run.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct FrameCaps {
+    pub call: u64,
+    pub log: u64,
+    pub done: u64,
+}
+
+impl FrameCaps {
+    fn of(&self, kind: u8) -> u64 {
+        match kind {
+            protocol::CALL => self.call,
+            protocol::LOG => self.log,
+            protocol::DONE => self.done,
+            protocol::READY => 4,
+            // IDLE and anything unknown: an unknown kind fails its decoding later.
+            _ => 0,
+        }
+    }
+}
+
+/// Where the reader sends the process's frames: the current run's channel and its caps.
+#[derive(Default)]
+struct Route {
+    events: Option<Sender<Event>>,
+    caps: FrameCaps,
+    /// The reader has stopped: the process is gone (or broke the protocol).
+    closed: bool,
+}
+
+pub(crate) struct Sandbox {
+    child: Child,
+    frames_out: Sender<Vec<u8>>,
+    route: Arc<Mutex<Route>>,
+    stderr_tail: Arc<Mutex<Vec<u8>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Sandbox {
+    /// Starts a process and waits for its `READY`.
+    pub(crate) fn start(helper: &Path) -> Result<Sandbox, String> {
+        let mut child = Command::new(helper)
+            // Nothing of the host's environment (API keys, tokens) reaches the sandbox.
+            .env_clear()
+            .current_dir(std::env::temp_dir())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| {
+                format!(
+                    "cannot start the tool_exec sandbox process {}: {e}",
+                    helper.display()
+                )
+            })?;
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take().expect("piped stderr");
+
+        let (frames_out, frames) = mpsc::channel::<Vec<u8>>();
+        std::thread::Builder::new()
+            .name("toolreg-exec-writer".to_owned())
+            .spawn(move || {
+                use std::io::Write;
+                let mut stdin = BufWriter::new(stdin);
+                for frame in frames {
+                    if stdin
+                        .write_all(&frame)
+                        .and_then(|()| stdin.flush())
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| e.to_string())?;
+
+        let stderr_tail = Arc::new(Mutex::new(Vec::new()));
+        let tail = stderr_tail.clone();
+        std::thread::Builder::new()
+            .name("toolreg-exec-stderr".to_owned())
+            .spawn(move || keep_tail(stderr, &tail))
+            .map_err(|e| e.to_string())?;
+
+        let (ready_tx, ready) = mpsc::channel();
+        let route = Arc::new(Mutex::new(Route {
+            events: Some(ready_tx),
+            ..Route::default()
+        }));
+        let reader_route = route.clone();
+        std::thread::Builder::new()
+            .name("toolreg-exec-reader".to_owned())
+            .spawn(move || read_frames(stdout, &reader_route))
+            .map_err(|e| e.to_string())?;
+
+        let mut sandbox = Sandbox {
+            child,
+            frames_out,
+            route,
+            stderr_tail,
+        };
+        let answer = ready.recv_timeout(START_TIMEOUT);
+        lock(&sandbox.route).events = None;
+        let version = match answer {
+            Ok(Event::Frame {
+                kind: READY,
+                payload,
+            }) if payload.len() == 4 => u32::from_le_bytes(payload[..].try_into().unwrap()),
+            Ok(_) => {
+                sandbox.kill();
+                return Err(format!(
+                    "the tool_exec sandbox process {} did not start{}",
+                    helper.display(),
+                    sandbox.printed()
+                ));
+            }
+            Err(_) => {
+                sandbox.kill();
+                return Err(format!(
+                    "the tool_exec sandbox process {} did not answer within {} s",
+                    helper.display(),
+                    START_TIMEOUT.as_secs()
+                ));
+            }
+        };
+        if version != PROTOCOL_VERSION {
+            sandbox.kill();
+            return Err(format!(
+                "the tool_exec sandbox process {} speaks protocol {version}, this addon {PROTOCOL_VERSION}: reinstall toolreg so both come from one build",
+                helper.display()
+            ));
+        }
+        Ok(sandbox)
+    }
+
+    /// Sends this process's frames to `events` from now on, within `caps`. A process that died
+    /// while idle is reported at once.
+    pub(crate) fn route_to(&self, events: Sender<Event>, caps: FrameCaps) {
+        let mut route = lock(&self.route);
+        if route.closed {
+            let _ = events.send(Event::Gone);
+        }
+        route.events = Some(events);
+        route.caps = caps;
+    }
+
+    /// False once the process is known to be gone.
+    pub(crate) fn alive(&self) -> bool {
+        !lock(&self.route).closed
+    }
+
+    /// Stops routing frames (the run is over; late ones are dropped).
+    pub(crate) fn unroute(&self) {
+        lock(&self.route).events = None;
+    }
+
+    pub(crate) fn send(&self, kind: u8, parts: &[&[u8]]) {
+        let mut frame = Vec::new();
+        // Writing into a Vec cannot fail.
+        let _ = protocol::write_frame(&mut frame, kind, parts);
+        // A closed channel means the writer saw the process go; the reader reports that.
+        let _ = self.frames_out.send(frame);
+    }
+
+    pub(crate) fn kill(&mut self) {
+        let _ = self.child.kill();
+    }
+
+    /// The exit status of a process whose stdout closed: it is gone or about to be; one that
+    /// closed stdout and lingers is killed.
+    pub(crate) fn exit_status(&mut self) -> Option<ExitStatus> {
+        let until = Instant::now() + Duration::from_millis(100);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return Some(status),
+                Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(1)),
+                Ok(None) => {
+                    self.kill();
+                    return self.child.wait().ok();
+                }
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// Waits for a killed process, so it leaves no zombie behind.
+    pub(crate) fn reap(mut self) {
+        self.kill();
+        let _ = self.child.wait();
+    }
+
+    /// What the process printed to stderr, for an error message (empty when nothing).
+    pub(crate) fn printed(&self) -> String {
+        // Give the stderr thread a moment to read what a dying process wrote last.
+        std::thread::sleep(Duration::from_millis(5));
+        let tail = lock(&self.stderr_tail);
+        let text = String::from_utf8_lossy(&tail);
+        let text = text.trim();
+        if text.is_empty() {
+            String::new()
+        } else {
+            format!("; it printed: {text}")
+        }
+    }
+}
+
+fn keep_tail(mut stderr: impl Read, tail: &Mutex<Vec<u8>>) {
+    let mut buffer = [0u8; 1024];
+    while let Ok(n) = stderr.read(&mut buffer) {
+        if n == 0 {
+            break;
+        }
+        let mut tail = lock(tail);
+        tail.extend_from_slice(&buffer[..n]);
+        let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
+        tail.drain(..excess);
+    }
+}
+
+/// Reads frames until the process closes stdout or passes a cap; either ends the reading.
+fn read_frames(stdout: ChildStdout, route: &Mutex<Route>) {
+    let mut input = BufReader::new(stdout);
+    loop {
+        let header = protocol::read_header(&mut input);
+        let (kind, len) = match header {
+            Ok(Some(header)) => header,
+            Ok(None) | Err(_) => break,
+        };
+        let cap = lock(route).caps.of(kind);
+        if u64::from(len) > cap {
+            let mut route = lock(route);
+            route.closed = true;
+            if let Some(events) = &route.events {
+                let _ = events.send(Event::Oversize { kind, len });
+            }
+            return;
+        }
+        let Ok(payload) = protocol::read_payload(&mut input, len) else {
+            break;
+        };
+        if let Some(events) = &lock(route).events {
+            let _ = events.send(Event::Frame { kind, payload });
+        }
+    }
+    let mut route = lock(route);
+    route.closed = true;
+    if let Some(events) = &route.events {
+        let _ = events.send(Event::Gone);
+    }
+}

@@ -1,0 +1,668 @@
+//! Drives one run on one sandbox process. This is the one checked path between the code and
+//! the host: every limit that guards the host is decided here, on the frames, whatever the
+//! process claims; every tool call the code makes passes here before the host sees it; and the
+//! clock is kept here, where a process that never checks in can still be stopped — asked
+//! first, then killed.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::bridge::{Bridge, BridgeError, BridgeRequest, Event, Responder};
+use super::process::{FrameCaps, Sandbox};
+use super::protocol::{self, ExitReason, Fields, RunEnd, RunRequest};
+use super::{ExecError, ExecLimits, Limit, Thrown};
+
+/// How long a process asked to stop may take to answer before it is killed.
+pub const STOP_GRACE: Duration = Duration::from_millis(25);
+/// Longest error message the code's failure reports (never more than `maxResultBytes`).
+const MAX_ERROR_BYTES: u64 = 16 * 1024;
+/// Longest tool name a call frame may carry.
+const MAX_TOOL_NAME_BYTES: u64 = 64 * 1024;
+/// Keys that never reach a host tool: with them, a naive deep merge in the host pollutes
+/// `Object.prototype`.
+const FORBIDDEN_KEYS: [&str; 3] = ["__proto__", "constructor", "prototype"];
+
+/// A run: the model's code, the tools it may call and how to reach them.
+pub struct ExecJob {
+    /// The body of an async function (top-level `await` and `return`).
+    pub code: String,
+    /// Tools the code may call; each becomes `tools.<name>`.
+    pub tool_names: Vec<String>,
+    pub limits: ExecLimits,
+    pub bridge: Arc<dyn Bridge>,
+}
+
+/// Which `console` method wrote a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    Log,
+    Info,
+    Warn,
+    Error,
+    Debug,
+}
+
+impl LogLevel {
+    fn from_wire(level: u8) -> LogLevel {
+        match level {
+            1 => LogLevel::Info,
+            2 => LogLevel::Warn,
+            3 => LogLevel::Error,
+            4 => LogLevel::Debug,
+            _ => LogLevel::Log,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LogLevel::Log => "log",
+            LogLevel::Info => "info",
+            LogLevel::Warn => "warn",
+            LogLevel::Error => "error",
+            LogLevel::Debug => "debug",
+        }
+    }
+}
+
+/// One captured `console` call, its arguments joined by spaces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogLine {
+    pub level: LogLevel,
+    pub message: String,
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub struct ExecOutcome {
+    /// The returned value as JSON (`None` for `undefined`), or why the run failed.
+    pub result: Result<Option<String>, ExecError>,
+    /// Console output up to the end or the failure.
+    pub logs: Vec<LogLine>,
+    /// Tool calls the code made.
+    pub tool_calls: u32,
+}
+
+impl ExecOutcome {
+    pub(crate) fn failed(error: ExecError) -> Self {
+        ExecOutcome {
+            result: Err(error),
+            logs: Vec::new(),
+            tool_calls: 0,
+        }
+    }
+}
+
+/// What a run shares with its handle: whether it was aborted, and whether it is closed (no
+/// tool call may start or be approved once it is).
+#[derive(Default)]
+pub(crate) struct RunControl {
+    aborted: AtomicBool,
+    closed: AtomicBool,
+}
+
+impl RunControl {
+    pub(crate) fn abort(&self) {
+        self.aborted.store(true, Ordering::SeqCst);
+    }
+
+    pub(crate) fn aborted(&self) -> bool {
+        self.aborted.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+    }
+
+    pub(crate) fn is_open(&self) -> bool {
+        !self.closed.load(Ordering::SeqCst)
+    }
+}
+
+/// A finished run, and whether its process may serve another.
+pub(crate) struct Ended {
+    pub outcome: ExecOutcome,
+    pub reusable: bool,
+}
+
+/// The run's wall clock. It stands still only while the code waits on an approval with
+/// nothing else to do, which the process reports by going idle.
+struct Clock {
+    deadline: Option<Instant>,
+    remaining: Duration,
+}
+
+impl Clock {
+    fn start(timeout: Duration) -> Self {
+        Clock {
+            deadline: Some(Instant::now() + timeout),
+            remaining: timeout,
+        }
+    }
+
+    fn pause(&mut self) {
+        if let Some(deadline) = self.deadline.take() {
+            self.remaining = deadline.saturating_duration_since(Instant::now());
+        }
+    }
+
+    fn resume(&mut self) {
+        if self.deadline.is_none() {
+            self.deadline = Some(Instant::now() + self.remaining);
+        }
+    }
+}
+
+struct Driver<'a> {
+    sandbox: &'a mut Sandbox,
+    control: &'a RunControl,
+    events_tx: &'a Sender<Event>,
+    limits: ExecLimits,
+    bridge: Arc<dyn Bridge>,
+    allowed: HashSet<String>,
+    calls_made: u32,
+    /// Calls awaiting the host, by number, with their tool's name.
+    in_flight: BTreeMap<u32, String>,
+    logs: Vec<LogLine>,
+    log_bytes: u64,
+    clock: Clock,
+    /// The process waits for an event (it said `IDLE` after the last one it was sent).
+    idle: bool,
+    approval_waits: u32,
+    /// Why the run is stopping, once decided: the first reason wins.
+    stopping: Option<ExecError>,
+    kill_at: Option<Instant>,
+}
+
+/// Runs `job` on `sandbox` to its end. `events` carries the process's frames (routed here for
+/// the run), the host's answers and the handle's abort.
+pub(crate) fn drive(
+    sandbox: &mut Sandbox,
+    job: ExecJob,
+    control: &RunControl,
+    events: &Receiver<Event>,
+    events_tx: &Sender<Event>,
+) -> Ended {
+    let limits = job.limits;
+    let request = RunRequest {
+        code: job.code,
+        tool_names: job.tool_names.clone(),
+        memory_limit_bytes: limits.memory_limit_bytes,
+        max_stack_size_bytes: limits.max_stack_size_bytes,
+        max_result_bytes: limits.max_result_bytes,
+        max_tool_input_bytes: limits.max_tool_input_bytes,
+        max_log_bytes: limits.max_console_output_bytes,
+        max_error_bytes: max_error_bytes(&limits),
+    };
+    sandbox.route_to(events_tx.clone(), frame_caps(&limits));
+    let request = serde_json::to_vec(&request).expect("a run request serialises");
+    sandbox.send(protocol::RUN, &[&request]);
+    let mut driver = Driver {
+        sandbox,
+        control,
+        events_tx,
+        limits,
+        bridge: job.bridge,
+        allowed: job.tool_names.into_iter().collect(),
+        calls_made: 0,
+        in_flight: BTreeMap::new(),
+        logs: Vec::new(),
+        log_bytes: 0,
+        clock: Clock::start(Duration::from_millis(limits.timeout_ms)),
+        idle: false,
+        approval_waits: 0,
+        stopping: None,
+        kill_at: None,
+    };
+    if control.aborted() {
+        driver.stop(ExecError::Aborted);
+    }
+    let (result, reusable) = loop {
+        let wake = driver.kill_at.or(driver.clock.deadline);
+        let event = match wake {
+            Some(at) => match events.recv_timeout(at.saturating_duration_since(Instant::now())) {
+                Ok(event) => Some(event),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => unreachable!("the driver holds a sender"),
+            },
+            None => Some(events.recv().expect("the driver holds a sender")),
+        };
+        let ended = match event {
+            Some(event) => driver.on_event(event),
+            None => driver.on_time(),
+        };
+        if let Some(ended) = ended {
+            break ended;
+        }
+    };
+    driver.close();
+    let tool_calls = driver.calls_made;
+    Ended {
+        outcome: ExecOutcome {
+            result,
+            logs: std::mem::take(&mut driver.logs),
+            tool_calls,
+        },
+        reusable,
+    }
+}
+
+fn max_error_bytes(limits: &ExecLimits) -> u64 {
+    limits.max_result_bytes.min(MAX_ERROR_BYTES)
+}
+
+/// The helper cuts text one byte past each limit, so a frame past these is a broken process.
+fn frame_caps(limits: &ExecLimits) -> FrameCaps {
+    // A run end carries the result, or up to three error texts as escaped JSON (≤ 6 bytes per
+    // byte), with room for the JSON around them.
+    let error_end = 3 * 6 * max_error_bytes(limits) + 4096;
+    FrameCaps {
+        call: 8 + MAX_TOOL_NAME_BYTES + limits.max_tool_input_bytes + 1,
+        log: 1 + limits.max_console_output_bytes + 1,
+        done: (1 + limits.max_result_bytes + 1).max(error_end),
+    }
+}
+
+type Finish = (Result<Option<String>, ExecError>, bool);
+
+impl Driver<'_> {
+    fn exceeded(&self, limit: Limit, detail: impl Into<String>) -> ExecError {
+        ExecError::LimitExceeded {
+            limit,
+            value: self.limits.value(limit),
+            detail: detail.into(),
+        }
+    }
+
+    /// Decides the run's end (the first reason wins), closes it to new calls and asks the
+    /// process to stop; it is killed if it has not answered within [`STOP_GRACE`].
+    fn stop(&mut self, reason: ExecError) {
+        if self.stopping.is_some() {
+            return;
+        }
+        self.control.close();
+        self.stopping = Some(reason);
+        self.sandbox.send(protocol::STOP, &[]);
+        self.kill_at = Some(Instant::now() + STOP_GRACE);
+        self.cancel_in_flight();
+    }
+
+    fn cancel_in_flight(&mut self) {
+        for call_number in std::mem::take(&mut self.in_flight).into_keys() {
+            self.bridge.cancel(call_number);
+        }
+    }
+
+    /// The run is over: no frame is routed here any more and nothing is left at the host.
+    fn close(&mut self) {
+        self.control.close();
+        self.sandbox.unroute();
+        self.cancel_in_flight();
+    }
+
+    fn on_time(&mut self) -> Option<Finish> {
+        if let (Some(kill_at), Some(reason)) = (self.kill_at, &self.stopping) {
+            if Instant::now() >= kill_at {
+                let reason = reason.clone();
+                self.sandbox.kill();
+                return Some((Err(reason), false));
+            }
+            return None;
+        }
+        if self.clock.deadline.is_some_and(|d| Instant::now() >= d) {
+            let timeout = self.limits.timeout_ms;
+            self.stop(self.exceeded(
+                Limit::Timeout,
+                format!("the run took longer than {timeout} ms"),
+            ));
+        }
+        None
+    }
+
+    fn on_event(&mut self, event: Event) -> Option<Finish> {
+        match event {
+            Event::Frame { kind, payload } => return self.on_frame(kind, &payload),
+            Event::Oversize { kind, len } => {
+                let reason = self
+                    .stopping
+                    .clone()
+                    .unwrap_or_else(|| self.oversize(kind, len));
+                self.sandbox.kill();
+                return Some((Err(reason), false));
+            }
+            Event::Gone => return Some((Err(self.gone()), false)),
+            Event::Answer {
+                call_number,
+                result,
+            } => self.on_answer(call_number, result),
+            Event::ApprovalWait { started: true } => {
+                self.approval_waits += 1;
+                if self.idle {
+                    self.clock.pause();
+                }
+            }
+            Event::ApprovalWait { started: false } => {
+                self.approval_waits = self.approval_waits.saturating_sub(1);
+                if self.approval_waits == 0 {
+                    self.clock.resume();
+                }
+            }
+            Event::Abort => self.stop(ExecError::Aborted),
+        }
+        None
+    }
+
+    fn oversize(&self, kind: u8, len: u32) -> ExecError {
+        match kind {
+            protocol::LOG => self.exceeded(Limit::ConsoleOutput, "the code logged too much"),
+            protocol::CALL => self.exceeded(
+                Limit::ToolInput,
+                format!("a tool call's params are {len} bytes of JSON"),
+            ),
+            protocol::DONE => {
+                self.exceeded(Limit::Result, format!("the result is {len} bytes of JSON"))
+            }
+            other => broken(&format!("a frame of kind {other} and {len} bytes")),
+        }
+    }
+
+    /// Why the run ended when its process did: a stop already decided, else what the exit
+    /// code says (the memory and stack caps end the process on purpose).
+    fn gone(&mut self) -> ExecError {
+        let status = self.sandbox.exit_status();
+        if let Some(reason) = self.stopping.clone() {
+            return reason;
+        }
+        match protocol::exit_reason(status.and_then(|s| s.code())) {
+            ExitReason::Memory => {
+                let value = self.limits.memory_limit_bytes;
+                self.exceeded(
+                    Limit::Memory,
+                    format!("the code allocated more than {value} bytes"),
+                )
+            }
+            ExitReason::Stack => self.exceeded(Limit::StackSize, "the code recursed too deep"),
+            ExitReason::Other => {
+                let status = status.map_or_else(|| "unknown status".to_owned(), |s| s.to_string());
+                ExecError::Engine(format!(
+                    "the sandbox process ended unexpectedly ({status}){}",
+                    self.sandbox.printed()
+                ))
+            }
+        }
+    }
+
+    fn on_frame(&mut self, kind: u8, payload: &[u8]) -> Option<Finish> {
+        // After a stop only the process's end matters; its calls and lines are dropped.
+        match kind {
+            protocol::DONE => return Some(self.on_done(payload)),
+            _ if self.stopping.is_some() => {}
+            protocol::CALL => {
+                if let Err(e) = self.on_call(payload) {
+                    self.stop(broken(e.0));
+                }
+            }
+            protocol::LOG => self.on_log(payload),
+            protocol::IDLE => {
+                self.idle = true;
+                if self.approval_waits > 0 {
+                    self.clock.pause();
+                }
+            }
+            other => self.stop(broken(&format!("a frame of unknown kind {other}"))),
+        }
+        None
+    }
+
+    fn on_log(&mut self, payload: &[u8]) {
+        let Some((&level, message)) = payload.split_first() else {
+            return self.stop(broken("an empty console frame"));
+        };
+        self.log_bytes += message.len() as u64 + 1;
+        if self.log_bytes > self.limits.max_console_output_bytes {
+            return self.stop(self.exceeded(Limit::ConsoleOutput, "the code logged too much"));
+        }
+        self.logs.push(LogLine {
+            level: LogLevel::from_wire(level),
+            message: String::from_utf8_lossy(message).into_owned(),
+        });
+    }
+
+    fn on_call(&mut self, payload: &[u8]) -> Result<(), protocol::Malformed> {
+        let mut fields = Fields::new(payload);
+        let call_number = fields.u32()?;
+        let tool_name = fields.text()?.to_owned();
+        let input_json = fields.rest()?;
+        if call_number != self.calls_made + 1 {
+            return Err(protocol::Malformed("tool calls out of order"));
+        }
+        if input_json.len() as u64 > self.limits.max_tool_input_bytes {
+            let error = self.exceeded(
+                Limit::ToolInput,
+                format!(
+                    "params of {tool_name} are more than {} bytes of JSON",
+                    self.limits.max_tool_input_bytes
+                ),
+            );
+            self.stop(error);
+            return Ok(());
+        }
+        if u64::from(self.calls_made) >= self.limits.max_bridge_requests {
+            self.stop(self.exceeded(Limit::BridgeRequests, "too many tool calls in one run"));
+            return Ok(());
+        }
+        if self.in_flight.len() as u64 >= self.limits.max_in_flight_bridge_requests {
+            self.stop(self.exceeded(
+                Limit::InFlightBridgeRequests,
+                "too many tool calls awaiting an answer at once",
+            ));
+            return Ok(());
+        }
+        self.calls_made = call_number;
+        if !self.allowed.contains(&tool_name) {
+            let error = BridgeError::new(
+                "TOOLREG_NOT_ALLOWED",
+                format!("Tool not available in this request: {tool_name}"),
+            );
+            self.answer(call_number, Err(error));
+            return Ok(());
+        }
+        // The process sends what JSON.stringify made; it can still be nested deeper than the
+        // parser takes.
+        let params: Value = match serde_json::from_str(input_json) {
+            Ok(params) => params,
+            Err(e) => {
+                let error = BridgeError::new(
+                    "TOOLREG_INVALID_PARAMS",
+                    format!("params of {tool_name} cannot be read: {e}"),
+                );
+                self.answer(call_number, Err(error));
+                return Ok(());
+            }
+        };
+        if let Some(path) = forbidden_key(&params, &mut String::from("params")) {
+            let error = BridgeError::new(
+                "TOOLREG_EXEC_FORBIDDEN_KEY",
+                format!(
+                    "params of {tool_name} have a key {path}: the keys __proto__, constructor and prototype cannot be passed to host tools"
+                ),
+            );
+            self.answer(call_number, Err(error));
+            return Ok(());
+        }
+        self.in_flight.insert(call_number, tool_name.clone());
+        let responder = Responder::new(call_number, self.events_tx.clone());
+        self.bridge.call(
+            BridgeRequest {
+                call_number,
+                tool_name,
+                input_json: input_json.to_owned(),
+            },
+            responder,
+        );
+        Ok(())
+    }
+
+    fn on_answer(&mut self, call_number: u32, result: Result<String, BridgeError>) {
+        if self.stopping.is_some() {
+            return;
+        }
+        // Answers to unknown or settled calls are dropped: only the run creates calls.
+        let Some(tool_name) = self.in_flight.remove(&call_number) else {
+            return;
+        };
+        if let Ok(json) = &result
+            && json.len() as u64 > self.limits.max_tool_output_bytes
+        {
+            let detail = format!("{tool_name} returned {} bytes", json.len());
+            return self.stop(self.exceeded(Limit::ToolOutput, detail));
+        }
+        self.answer(call_number, result);
+    }
+
+    /// Sends a call's answer to the process; the code has work again, so the clock runs.
+    fn answer(&mut self, call_number: u32, result: Result<String, BridgeError>) {
+        let number = call_number.to_le_bytes();
+        match result {
+            Ok(json) => self
+                .sandbox
+                .send(protocol::ANSWER, &[&number, &[1], json.as_bytes()]),
+            Err(error) => self.sandbox.send(
+                protocol::ANSWER,
+                &[
+                    &number,
+                    &[0],
+                    &protocol::len_prefix(&error.code),
+                    error.code.as_bytes(),
+                    error.message.as_bytes(),
+                ],
+            ),
+        }
+        self.idle = false;
+        self.clock.resume();
+    }
+
+    fn on_done(&mut self, payload: &[u8]) -> Finish {
+        if let Some(reason) = self.stopping.clone() {
+            return (Err(reason), true);
+        }
+        let end = match protocol::decode_done(payload) {
+            Ok(end) => end,
+            Err(e) => return (Err(broken(e.0)), false),
+        };
+        let max_text = usize::try_from(max_error_bytes(&self.limits)).unwrap_or(usize::MAX);
+        let cut = |text: String| cut_text(text, max_text);
+        let result = match end {
+            RunEnd::Returned { json: Some(json) }
+                if json.len() as u64 > self.limits.max_result_bytes =>
+            {
+                let detail = format!("the result is {} bytes of JSON", json.len());
+                Err(self.exceeded(Limit::Result, detail))
+            }
+            RunEnd::Returned { json } => Ok(json),
+            RunEnd::ResultTooLarge { bytes } => Err(self.exceeded(
+                Limit::Result,
+                format!(
+                    "the result is more than {} bytes of JSON",
+                    bytes.saturating_sub(1)
+                ),
+            )),
+            RunEnd::Syntax { message } => Err(ExecError::Syntax(cut(message))),
+            RunEnd::Uncaught {
+                name,
+                message,
+                code,
+            } => Err(ExecError::Uncaught(Thrown {
+                name: cut(name),
+                message: cut(message),
+                code: code.map(cut),
+            })),
+            RunEnd::PendingCalls { count, names } => Err(ExecError::PendingToolCalls {
+                count,
+                names: cut(names),
+            }),
+            RunEnd::Unsettled => Err(ExecError::Unsettled),
+            RunEnd::ResultNotJson { message } => Err(ExecError::ResultNotJson(cut(message))),
+            RunEnd::Stopped => Err(broken("it stopped without being asked")),
+            RunEnd::Engine { message } => Err(ExecError::Engine(cut(message))),
+        };
+        (result, true)
+    }
+}
+
+fn broken(what: &str) -> ExecError {
+    ExecError::Engine(format!("the sandbox process broke the protocol: {what}"))
+}
+
+/// `text` cut to at most `max` bytes on a character boundary, marked when cut.
+fn cut_text(mut text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push_str(" …(cut)");
+    text
+}
+
+/// The path of the first forbidden key in `value`, like `params.a[0].__proto__`.
+fn forbidden_key(value: &Value, path: &mut String) -> Option<String> {
+    let len = path.len();
+    let found = match value {
+        Value::Object(map) => map.iter().find_map(|(key, child)| {
+            path.truncate(len);
+            if FORBIDDEN_KEYS.contains(&key.as_str()) {
+                return Some(format!("{path}.{key}"));
+            }
+            path.push('.');
+            path.push_str(key);
+            forbidden_key(child, path)
+        }),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, child)| {
+            path.truncate(len);
+            path.push_str(&format!("[{i}]"));
+            forbidden_key(child, path)
+        }),
+        _ => None,
+    };
+    path.truncate(len);
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forbidden_keys_are_found_with_their_path() {
+        let find =
+            |json: &str| forbidden_key(&serde_json::from_str(json).unwrap(), &mut "params".into());
+        assert_eq!(find(r#"{"a":{"b":[1,{"c":2}]}}"#), None);
+        assert_eq!(
+            find(r#"{"__proto__":{"x":1}}"#),
+            Some("params.__proto__".into())
+        );
+        assert_eq!(
+            find(r#"{"a":[0,{"b":{"constructor":{"prototype":{}}}}]}"#),
+            Some("params.a[1].b.constructor".into())
+        );
+        assert_eq!(
+            find(r#"[{"prototype":1}]"#),
+            Some("params[0].prototype".into())
+        );
+        assert_eq!(find(r#"{"protos":1,"proto":2}"#), None);
+    }
+
+    #[test]
+    fn cut_text_keeps_characters_whole() {
+        assert_eq!(cut_text("abc".into(), 3), "abc");
+        assert_eq!(cut_text("aé".into(), 2), "a …(cut)");
+    }
+}
