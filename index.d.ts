@@ -282,7 +282,7 @@ export declare function createToolInvokeTool(
 export interface ToolExecLimits {
   /** Wall clock of a run (default 30,000); time idle waiting for an approval is not counted. */
   timeoutMs?: number
-  /** Engine heap (default 64 MiB). */
+  /** Everything the run's sandbox process allocates, engine and buffers (default 64 MiB). */
   memoryLimitBytes?: number
   /** Engine stack (default 2 MiB, at most 8 MiB). */
   maxStackSizeBytes?: number
@@ -300,16 +300,22 @@ export interface ToolExecLimits {
   maxBridgeRequests?: number
   /** Tool calls awaiting an answer at once (default 32). */
   maxInFlightBridgeRequests?: number
+  /** Time a run may wait for a free sandbox process before it starts (default 10,000 ms). */
+  queueTimeoutMs?: number
 }
 export interface ToolExecOptions {
   /** Tools the code may call (default: every registry entry). */
   allowedNames?: Iterable<string>
   limits?: ToolExecLimits
-  /** Asked before an approval-gated tool runs; without it such calls are refused. */
-  onApprovalRequest?: (request: { toolName: string; input: unknown; toolCallId: string }) => boolean | Promise<boolean>
+  /**
+   * Asked before an approval-gated tool runs, with the params it would run with (defaults
+   * applied); without it such calls are refused. `abortSignal` fires if the run ends meanwhile
+   * (the answer is then ignored): close the dialog.
+   */
+  onApprovalRequest?: (request: { toolName: string; input: unknown; toolCallId: string; abortSignal: AbortSignal }) => boolean | Promise<boolean>
   /** Bound on one approval answer (default 300,000 ms). */
   approvalTimeoutMs?: number
-  /** Threads of the pool runs execute on (default: one per core); pools are shared per size. */
+  /** Sandbox processes runs execute in (default: one per core); pools are shared per size. */
   poolSize?: number
   /** Tokens (o200k_base) the tool signatures may take in the description (default 2,000). */
   signatureTokenBudget?: number

@@ -300,7 +300,19 @@ fn pending_calls_and_unsettled_promises_fail_the_run() {
         outcome.result.unwrap_err().to_string(),
         "the code finished while 2 tool call(s) were still pending (hold, slow); await every tool call before returning"
     );
-    assert_eq!(*host.cancelled.lock().unwrap(), [1, 2]);
+    // Calls made in the turn that returned never leave the sandbox.
+    assert!(host.requests.lock().unwrap().is_empty());
+    assert!(host.cancelled.lock().unwrap().is_empty());
+    // Calls that left while the code waited are cancelled at the host when it returns.
+    let (outcome, host) = run_with(
+        "tools.hold(); await tools.echo(); return 1",
+        ExecLimits::default(),
+    );
+    assert!(matches!(
+        outcome.result,
+        Err(ExecError::PendingToolCalls { count: 1, .. })
+    ));
+    assert_eq!(*host.cancelled.lock().unwrap(), [1]);
     assert_eq!(err("await new Promise(() => {})"), ExecError::Unsettled);
 }
 

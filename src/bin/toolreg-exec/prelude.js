@@ -10,6 +10,7 @@
   const allSettled = Promise.allSettled.bind(Promise)
   // Bound now, before the code can replace String.prototype.slice or Function.prototype.call.
   const slice = Function.prototype.call.bind(String.prototype.slice)
+  const wellFormed = Function.prototype.call.bind(String.prototype.toWellFormed)
   const fixed = (value) => ({ value, writable: false, enumerable: false, configurable: false })
 
   // The Function constructor family: reachable as `Function` and as `.constructor` of every
@@ -75,8 +76,10 @@
   Object.freeze(console)
   define(g, 'console', fixed(console))
 
+  // `clip`: text of at most `max` UTF-16 units, lone surrogates (also those a cut makes)
+  // replaced by U+FFFD, so what leaves the engine is always valid Unicode.
   return (value, max) => {
     const text = typeof value === 'string' ? value : String(value)
-    return text.length > max ? slice(text, 0, max) : text
+    return wellFormed(text.length > max ? slice(text, 0, max) : text)
   }
 })

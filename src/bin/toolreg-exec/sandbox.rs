@@ -94,6 +94,12 @@ fn send(outbox: &Outbox, kind: u8, parts: &[&[u8]]) {
     }
 }
 
+struct OutgoingCall {
+    call: u32,
+    tool_name: String,
+    input_json: String,
+}
+
 struct PendingCall {
     tool_name: String,
     resolve: Persistent<Function<'static>>,
@@ -107,6 +113,8 @@ struct RunState {
     outbox: Outbox,
     calls_made: u32,
     pending: BTreeMap<u32, PendingCall>,
+    /// Calls made in the current turn, sent only when the code goes on to wait (see `drive`).
+    outgoing: Vec<OutgoingCall>,
     /// Set while the returned value is turned into JSON: a `toJSON` may not call tools then.
     serializing: bool,
     /// The prelude's `clip(value, max)`: a value as a string of at most `max` UTF-16 units,
@@ -123,6 +131,7 @@ fn run(engine: &Engine, request: RunRequest, inbox: &Receiver<Inbound>, outbox: 
         outbox: outbox.clone(),
         calls_made: 0,
         pending: BTreeMap::new(),
+        outgoing: Vec::new(),
         serializing: false,
         clip: None,
     }));
@@ -183,8 +192,23 @@ fn drive<'js>(ctx: &Ctx<'js>, state: &SharedState, inbox: &Receiver<Inbound>) ->
         if state.borrow().pending.is_empty() {
             return RunEnd::Unsettled;
         }
-        // The addon's clock for this run stands still only while the code waits here.
+        // The turn is over and the code waits: only now do its calls leave. A call made in the
+        // turn that returned never reaches the host (it is reported as pending instead), so no
+        // call can slip out in the moment between being made and the run ending.
         let outbox = state.borrow().outbox.clone();
+        for call in std::mem::take(&mut state.borrow_mut().outgoing) {
+            send(
+                &outbox,
+                CALL,
+                &[
+                    &call.call.to_le_bytes(),
+                    &protocol::len_prefix(&call.tool_name),
+                    call.tool_name.as_bytes(),
+                    call.input_json.as_bytes(),
+                ],
+            );
+        }
+        // The addon's clock for this run stands still only while the code waits here.
         send(&outbox, IDLE, &[]);
         match inbox.recv() {
             Ok(Inbound::Answer { call, result }) => {
@@ -328,7 +352,19 @@ fn describe<'js>(
     value: Value<'js>,
 ) -> (String, String, Option<String>) {
     let max = state.borrow().request.max_error_bytes;
-    let text = |value: Value<'js>| clipped(ctx, state, value, max).ok();
+    // One byte past the limit tells a cut text from one that fits exactly.
+    let text = |value: Value<'js>| {
+        let mut text = clipped(ctx, state, value, max.saturating_add(1)).ok()?;
+        if text.len() as u64 > max {
+            let mut end = usize::try_from(max).unwrap_or(usize::MAX);
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.truncate(end);
+            text.push_str(" …(cut)");
+        }
+        Some(text)
+    };
     if value.is_error() {
         let read = |key: &str| {
             let field: Value = match value.as_object()?.get(key) {
@@ -365,7 +401,7 @@ fn describe<'js>(
 }
 
 /// `value` as text of at most `max` bytes: cut inside the engine first (so a huge string is
-/// never copied out whole), then made valid UTF-8 (a lone surrogate becomes U+FFFD).
+/// never copied out whole), with lone surrogates replaced by U+FFFD (see the prelude's `clip`).
 fn clipped<'js>(
     ctx: &Ctx<'js>,
     state: &SharedState,
@@ -432,7 +468,7 @@ fn install_globals<'js>(ctx: &Ctx<'js>, state: &SharedState) -> rquickjs::Result
     Ok(())
 }
 
-/// `tools.<name>(params)`: hands the call to the addon and returns its promise.
+/// `tools.<name>(params)`: queues the call for the addon and returns its promise.
 fn call_tool<'js>(
     ctx: &Ctx<'js>,
     state: &SharedState,
@@ -487,18 +523,11 @@ fn call_tool<'js>(
             reject: Persistent::save(ctx, reject),
         },
     );
-    let outbox = guard.outbox.clone();
-    drop(guard);
-    send(
-        &outbox,
-        CALL,
-        &[
-            &call.to_le_bytes(),
-            &protocol::len_prefix(&tool_name),
-            tool_name.as_bytes(),
-            input_json.as_bytes(),
-        ],
-    );
+    guard.outgoing.push(OutgoingCall {
+        call,
+        tool_name,
+        input_json,
+    });
     Ok(promise)
 }
 
