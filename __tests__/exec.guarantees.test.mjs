@@ -7,6 +7,7 @@ import { describe, it, expect } from 'vitest'
 import { tool, jsonSchema } from 'ai'
 import { createToolExecTool } from '../index.js'
 import { quietRegistry } from './helpers.mjs'
+import { soak, sandboxProcesses, SCRIPTS } from '../bench/exec.soak.mjs'
 
 const MiB = 1 << 20
 const { registry } = quietRegistry()
@@ -353,4 +354,14 @@ describe('the bridge passes plain JSON data only', () => {
     const { output } = await timed("return await tools.naiveMerge({ proto: 1, __proto: 2, constructors: 3, prototypes: { x: 1 } })")
     expect(output.result.sort()).toEqual(['__proto', 'constructors', 'proto', 'prototypes'])
   })
+})
+
+describe('a short soak of mixed hostile and ordinary runs', () => {
+  it('gives each run its outcome, none late, and leaves no process beyond the pools', async () => {
+    const { wrong, late } = await soak(SCRIPTS.length * 20, SLACK)
+    expect(wrong).toEqual({})
+    expect(late).toEqual([])
+    // This file's pools: sizes 2, 3 and 4.
+    expect(sandboxProcesses().length).toBeLessThanOrEqual(2 + 3 + 4)
+  }, 120_000)
 })

@@ -1,22 +1,22 @@
-// tool_exec soak: 10,000 runs (trivial, tool calls, console output, thrown errors, memory bombs,
-// timeouts) and the process's RSS before and after. Not part of `npm test`.
-// Run: node --expose-gc bench/exec.soak.mjs [runs]
+// tool_exec soak: mixed ordinary and hostile runs (tool calls, console output, thrown errors,
+// memory and stack bombs, loops that stop when asked, built-ins that must be killed, calls left
+// pending), two at a time. Checks that every run resolved within its limit plus the grace, that
+// the host's RSS stays flat and that no sandbox process is left over.
+// Run: node --expose-gc bench/exec.soak.mjs [runs]   (npm test runs a short one)
 import { createRequire } from 'node:module'
 import { loadavg } from 'node:os'
-import { statSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { tool, jsonSchema } from 'ai'
 
 const require = createRequire(import.meta.url)
 const { ToolRegistry, createToolExecTool } = require('../index.js')
 
-if (typeof global.gc !== 'function') {
-  console.log('exec.soak: run with node --expose-gc')
-  process.exit(1)
-}
-const runs = Number(process.argv[2] ?? 10_000)
-const addon = process.env.NAPI_RS_NATIVE_LIBRARY_PATH || require.resolve('../toolreg.linux-x64-gnu.node')
-console.log(`addon ${addon} (${(statSync(addon).size / 2 ** 20).toFixed(1)} MiB), load average at the start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
-const registry = new ToolRegistry()
+const TIMEOUT_MS = 50
+/** What a run may take past its limit before it counts as late (the README states the grace). */
+export const LATE_MS = 250
+
+const registry = new ToolRegistry({ logger: { warn() {} } })
 registry.register({
   name: 'echo',
   namespace: 'util',
@@ -24,45 +24,96 @@ registry.register({
   defer: 'never',
   tool: tool({ description: 'Echoes its input', inputSchema: jsonSchema({ type: 'object' }), execute: async (input) => input }),
 })
-const exec = createToolExecTool(registry, { allowedNames: ['echo'], limits: { timeoutMs: 50, memoryLimitBytes: 8 << 20 } })
-const scripts = [
-  'return 1',
-  'const r = await parallel(tools.echo({ i: 1 }), tools.echo({ i: 2 }), tools.echo({ i: 3 })); return r.length',
-  "for (let i = 0; i < 50; i++) console.log('line', i); return 'logged'",
-  "throw new Error('boom')",
-  "const keep = []; for (let i = 0; ; i++) keep.push('x'.repeat(100000 + i))",
-  'const a = []; for (let i = 0; i < 20000; i++) a.push({ i, s: String(i) }); return a.length',
-  "Object.prototype.x = 1; globalThis.leak = 'y'.repeat(1000); return 1",
-]
-const options = { toolCallId: 'soak', messages: [] }
-const mib = (bytes) => (bytes / (1 << 20)).toFixed(1)
 
-async function batch(count) {
-  const failures = {}
-  // Failures by code and script index, to tell the expected ones (throw, memory bomb) from load.
-  for (let i = 0; i < count; i++) {
-    const output = await exec.execute({ code: scripts[i % scripts.length] }, options)
-    if (output.errorCode) {
-      const key = `${output.errorCode}#${i % scripts.length}`
-      failures[key] = (failures[key] ?? 0) + 1
+/** [label, code, the outcome it must have: a value, an error code, or a limit name]. */
+export const SCRIPTS = [
+  ['return 1', 'return 1', 1],
+  ['3 calls', 'const r = await parallel(tools.echo({ i: 1 }), tools.echo({ i: 2 }), tools.echo({ i: 3 })); return r.length', 3],
+  ['console', "for (let i = 0; i < 50; i++) console.log('line', i); return 'logged'", 'logged'],
+  ['throw', "throw new Error('boom')", 'TOOLREG_EXEC_UNCAUGHT'],
+  ['memory bomb, caught', "try { const keep = []; for (let i = 0; ; i++) keep.push('x'.repeat(100000 + i)) } catch { return 'caught' }", 'memoryLimitBytes'],
+  ['stack bomb, caught', "const f = () => f(); try { f() } catch { return 'caught' }", 'maxStackSizeBytes'],
+  ['loop', 'for (;;) {}', 'timeoutMs'],
+  ['long needle (killed)', "const h = 'a'.repeat(1e6); return h.indexOf('a'.repeat(5e5) + 'b')", 'timeoutMs'],
+  ['huge array-like (killed)', 'return Array.prototype.indexOf.call({ length: 2 ** 53 - 1 }, 1)', 'timeoutMs'],
+  ['call left pending', 'tools.echo({}); return 1', 'TOOLREG_EXEC_PENDING_CALLS'],
+  ['prototype key', "try { await tools.echo(JSON.parse('{\"__proto__\":{}}')) } catch (e) { return e.code }", 'TOOLREG_EXEC_FORBIDDEN_KEY'],
+  ['20k objects', 'const a = []; for (let i = 0; i < 20000; i++) a.push({ i, s: String(i) }); return a.length', 20000],
+]
+
+const exec = createToolExecTool(registry, { allowedNames: ['echo'], poolSize: 2, limits: { timeoutMs: TIMEOUT_MS, memoryLimitBytes: 8 << 20 } })
+
+function outcomeOf(output) {
+  if (output.errorCode === 'TOOLREG_EXEC_LIMIT') return output.error.split(' ')[0]
+  return output.errorCode ?? output.result
+}
+
+/** This process's `toolreg-exec` children (Linux /proc; elsewhere an empty list). */
+export function sandboxProcesses() {
+  try {
+    return readdirSync('/proc').filter((pid) => {
+      if (!/^\d+$/.test(pid)) return false
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+        return stat.includes('(toolreg-exec') && Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid
+      } catch {
+        return false
+      }
+    })
+  } catch {
+    return []
+  }
+}
+
+/**
+ * Runs `runs` scripts, two at a time. Returns the wrong outcomes (by label), the runs that took
+ * longer than the limit plus `lateMs`, and the largest overshoot of a run that hit its time limit.
+ */
+export async function soak(runs, lateMs = LATE_MS) {
+  const wrong = {}
+  const late = []
+  let worstOvershoot = 0
+  let next = 0
+  async function lane() {
+    while (next < runs) {
+      const [label, code, expected] = SCRIPTS[next++ % SCRIPTS.length]
+      const started = performance.now()
+      const output = await exec.execute({ code }, { toolCallId: 'soak', messages: [] })
+      const ms = performance.now() - started
+      const outcome = outcomeOf(output)
+      if (outcome !== expected) wrong[`${label}: ${outcome}`] = (wrong[`${label}: ${outcome}`] ?? 0) + 1
+      if (outcome === 'timeoutMs') worstOvershoot = Math.max(worstOvershoot, ms - TIMEOUT_MS)
+      if (ms > TIMEOUT_MS + lateMs) late.push(`${label} ${ms.toFixed(0)} ms`)
     }
   }
-  return failures
+  await Promise.all([lane(), lane()])
+  return { wrong, late, worstOvershoot }
 }
 
 async function settledRss() {
   for (let i = 0; i < 3; i++) {
-    global.gc()
+    global.gc?.()
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   return process.memoryUsage().rss
 }
 
-await batch(500)
-const before = await settledRss()
-const t0 = Date.now()
-const failures = await batch(runs)
-const after = await settledRss()
-console.log(`${runs} runs in ${((Date.now() - t0) / 1000).toFixed(1)} s (failures by code#script: ${JSON.stringify(failures)})`)
-console.log(`RSS after warm-up ${mib(before)} MiB, after the soak ${mib(after)} MiB: growth ${mib(after - before)} MiB`)
-console.log(`load average at the end (1/5/15 min): ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  if (typeof global.gc !== 'function') {
+    console.log('exec.soak: run with node --expose-gc')
+    process.exit(1)
+  }
+  const runs = Number(process.argv[2] ?? 10_000)
+  const mib = (bytes) => (bytes / (1 << 20)).toFixed(1)
+  console.log(`load average at the start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  await soak(500)
+  const before = await settledRss()
+  const t0 = Date.now()
+  const { wrong, late, worstOvershoot } = await soak(runs)
+  const after = await settledRss()
+  console.log(`${runs} runs in ${((Date.now() - t0) / 1000).toFixed(1)} s; wrong outcomes: ${JSON.stringify(wrong)}; late (> limit + ${LATE_MS} ms): ${late.length} ${late.slice(0, 5).join(', ')}`)
+  console.log(`largest overshoot of a timed-out run past its ${TIMEOUT_MS} ms: ${worstOvershoot.toFixed(1)} ms`)
+  console.log(`host RSS after warm-up ${mib(before)} MiB, after the soak ${mib(after)} MiB: growth ${mib(after - before)} MiB`)
+  console.log(`sandbox processes left: ${sandboxProcesses().length} (pool of 2)`)
+  console.log(`load average at the end (1/5/15 min): ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+}
