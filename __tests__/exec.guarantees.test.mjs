@@ -4,25 +4,15 @@
 // is loose on purpose (a loaded CI machine); the measured grace is in bench/exec.guarantees.mjs.
 import { readdirSync, readFileSync } from 'node:fs'
 import { describe, it, expect } from 'vitest'
-import { tool, jsonSchema } from 'ai'
 import { createToolExecTool } from '../index.js'
-import { quietRegistry } from './helpers.mjs'
+import { quietRegistry, registerTool } from './helpers.mjs'
 import { soak, sandboxProcesses, SCRIPTS } from '../bench/exec.soak.mjs'
 
 const MiB = 1 << 20
 const { registry } = quietRegistry()
 const ran = []
 
-function register(name, execute, extra = {}) {
-  const schema = extra.schema ?? { type: 'object', properties: { value: {} } }
-  registry.register({
-    name,
-    namespace: 'test',
-    description: `${name} tool`,
-    defer: 'auto',
-    tool: tool({ description: `${name} tool`, inputSchema: jsonSchema(schema), needsApproval: extra.needsApproval, execute }),
-  })
-}
+const register = (name, execute, extra) => registerTool(registry, name, execute, extra)
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -361,7 +351,30 @@ describe('a short soak of mixed hostile and ordinary runs', () => {
     const { wrong, late } = await soak(SCRIPTS.length * 20, SLACK)
     expect(wrong).toEqual({})
     expect(late).toEqual([])
+    // Replacements for the killed processes start in the background.
+    await sleep(500)
     // This file's pools: sizes 2, 3 and 4.
     expect(sandboxProcesses().length).toBeLessThanOrEqual(2 + 3 + 4)
   }, 120_000)
+})
+
+describe('the sandbox process', () => {
+  const filters = (status) => Number(/^Seccomp_filters:\s+(\d+)$/m.exec(status)?.[1] ?? 0)
+  it.skipIf(process.platform !== 'linux' || !['x64', 'arm64'].includes(process.arch))(
+    'runs under a seccomp filter of its own, with an empty environment',
+    async () => {
+      expect((await timed('return 1')).output).toEqual({ result: 1 })
+      // Replacements for processes killed by earlier tests may still be starting.
+      await sleep(500)
+      const own = readFileSync('/proc/self/status', 'utf8')
+      const sandboxes = sandboxProcesses()
+      expect(sandboxes.length).toBeGreaterThan(0)
+      for (const pid of sandboxes) {
+        const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+        expect(status).toMatch(/^Seccomp:\s+2$/m)
+        if (/^Seccomp_filters:/m.test(own)) expect(filters(status)).toBe(filters(own) + 1)
+        expect(readFileSync(`/proc/${pid}/environ`, 'utf8')).toBe('')
+      }
+    },
+  )
 })

@@ -1,24 +1,14 @@
 // Hostile code against tool_exec: each script must stay contained and fail with its exact
 // error (or, where catching is allowed, return exactly what the code could see).
 import { describe, it, expect, beforeAll } from 'vitest'
-import { tool, jsonSchema } from 'ai'
 import { createToolExecTool } from '../index.js'
-import { quietRegistry } from './helpers.mjs'
+import { quietRegistry, registerTool } from './helpers.mjs'
 
 const MiB = 1 << 20
 const calls = []
 const { registry } = quietRegistry()
 
-function register(name, execute, extra = {}) {
-  const schema = extra.schema ?? { type: 'object', properties: { value: {} } }
-  registry.register({
-    name,
-    namespace: 'test',
-    description: `${name} tool`,
-    defer: 'auto',
-    tool: tool({ description: `${name} tool`, inputSchema: jsonSchema(schema), needsApproval: extra.needsApproval, execute }),
-  })
-}
+const register = (name, execute, extra) => registerTool(registry, name, execute, extra)
 
 const sleep = (ms, signal) =>
   new Promise((resolve, reject) => {

@@ -44,3 +44,14 @@ export function heavyEntry(name, chars, overrides = {}) {
 export function mcpTool(schema, execute = async (input) => ({ ok: true, input })) {
   return tool({ description: 'an MCP tool', inputSchema: jsonSchema(schema), execute })
 }
+
+/** Registers a test tool `name` (namespace `test`) whose params default to `{ value }`. */
+export function registerTool(registry, name, execute, { schema = { type: 'object', properties: { value: {} } }, needsApproval } = {}) {
+  registry.register({
+    name,
+    namespace: 'test',
+    description: `${name} tool`,
+    defer: 'auto',
+    tool: tool({ description: `${name} tool`, inputSchema: jsonSchema(schema), needsApproval, execute }),
+  })
+}

@@ -1,12 +1,12 @@
 // tool_exec benchmarks, three lanes side by side in one run:
 //  1. Per-run overhead of `return 1` and of a script making 3 tool calls (a JS tool), p50/p90:
-//     (a) tool_exec's execute (this process, Node 20+, pool of 1 thread);
+//     (a) tool_exec's execute (this process, Node 20+, pool of 1 sandbox process);
 //     (b) a Node worker_threads Worker per run executing the same code with `new Function` and
 //         tool calls over postMessage (the reference registry's approach);
 //     (c) @ai-sdk/code-mode's runCodeMode (QuickJS/WASM in pooled workers) with the same tool, in a
 //         Node 22 child process (code mode needs Node >= 22.13) from the lane folder
 //         bench/code-mode/ (its own package.json + lock), which reports its timings as JSON.
-//  2. Throughput: 1,000 runs × 3 tool calls on a pool of 1 and of 2 threads (all queued at once);
+//  2. Throughput: 1,000 runs × 3 tool calls on a pool of 1 and of 2 processes (all queued at once);
 //     code mode with its worker cap at 1 and 2 and as many runs in flight (it refuses runs past
 //     the cap instead of queueing them).
 // The lanes take turns in 3 rounds (the code-mode child is started once per round, outside the
@@ -124,7 +124,8 @@ async function codeModeLane({ runs, throughput }) {
 
 // The loader takes NAPI_RS_NATIVE_LIBRARY_PATH first (how a release build is benched beside a debug one).
 const addon = process.env.NAPI_RS_NATIVE_LIBRARY_PATH || require.resolve('../toolreg.linux-x64-gnu.node')
-console.log(`tool_exec bench — Node ${process.version}, addon ${path.relative(process.cwd(), addon)} (${(statSync(addon).size / 2 ** 20).toFixed(1)} MiB)`)
+const helper = require('../js/native').execHelperPath()
+console.log(`tool_exec bench — Node ${process.version}, addon ${path.relative(process.cwd(), addon)} (${(statSync(addon).size / 2 ** 20).toFixed(1)} MiB), sandbox ${path.relative(process.cwd(), helper)} (${(statSync(helper).size / 2 ** 20).toFixed(1)} MiB)`)
 console.log(`load average at start: ${load()}`)
 
 // 1. Per-run overhead.

@@ -48,14 +48,16 @@ function outcomeOf(output) {
   return output.errorCode ?? output.result
 }
 
-/** This process's `toolreg-exec` children (Linux /proc; elsewhere an empty list). */
+/** This process's live `toolreg-exec` children (Linux /proc; elsewhere an empty list). */
 export function sandboxProcesses() {
   try {
     return readdirSync('/proc').filter((pid) => {
       if (!/^\d+$/.test(pid)) return false
       try {
         const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-        return stat.includes('(toolreg-exec') && Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid
+        // After "pid (comm) ": state, ppid. A killed process not yet reaped is a zombie (Z).
+        const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+        return stat.includes('(toolreg-exec') && Number(ppid) === process.pid && state !== 'Z'
       } catch {
         return false
       }

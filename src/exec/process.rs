@@ -1,12 +1,15 @@
 //! One `toolreg-exec` process: started, read, written and killed from here. Its frames arrive
-//! as [`Event`]s on the channel of the run it serves; its stdin is written by a thread of its
-//! own, so a process that stops reading can never block the run's driver.
+//! as [`Event`]s on the channel of the run it serves. Frames to it never block the run's driver
+//! (a process that stops reading must not stall the clock): on Unix the driver writes what the
+//! pipe takes at once and leaves the rest to a writer thread; elsewhere the writer thread
+//! writes everything.
 
-use std::io::{BufReader, BufWriter, Read};
+use std::collections::VecDeque;
+use std::io::{BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::bridge::Event;
@@ -47,9 +50,124 @@ struct Route {
     closed: bool,
 }
 
+/// Bytes on their way to the process's stdin.
+struct Outgoing {
+    pipe: ChildStdin,
+    /// What the pipe did not take yet, in order; the writer thread drains it.
+    backlog: VecDeque<u8>,
+    /// The pipe broke or the sandbox was dropped: nothing more is written.
+    closed: bool,
+}
+
+struct Writer {
+    outgoing: Mutex<Outgoing>,
+    pending: Condvar,
+}
+
+impl Writer {
+    fn new(pipe: ChildStdin) -> Arc<Writer> {
+        #[cfg(unix)]
+        set_nonblocking(&pipe);
+        Arc::new(Writer {
+            outgoing: Mutex::new(Outgoing {
+                pipe,
+                backlog: VecDeque::new(),
+                closed: false,
+            }),
+            pending: Condvar::new(),
+        })
+    }
+
+    fn send(&self, frame: &[u8]) {
+        let mut out = lock(&self.outgoing);
+        if out.closed {
+            return;
+        }
+        let mut written = 0;
+        // In order: only when nothing is waiting may the frame go straight into the pipe.
+        if cfg!(unix) && out.backlog.is_empty() {
+            written = write_available(&mut out, frame);
+        }
+        if written < frame.len() && !out.closed {
+            out.backlog.extend(&frame[written..]);
+            self.pending.notify_one();
+        }
+    }
+
+    fn close(&self) {
+        lock(&self.outgoing).closed = true;
+        self.pending.notify_one();
+    }
+
+    /// The writer thread: drains the backlog whenever there is one, until closed.
+    fn drain(&self) {
+        let mut out = lock(&self.outgoing);
+        loop {
+            while out.backlog.is_empty() && !out.closed {
+                out = self.pending.wait(out).unwrap_or_else(|p| p.into_inner());
+            }
+            if out.closed {
+                return;
+            }
+            #[cfg(unix)]
+            {
+                let fd = std::os::fd::AsRawFd::as_raw_fd(&out.pipe);
+                drop(out);
+                wait_writable(fd);
+                out = lock(&self.outgoing);
+            }
+            let chunk: Vec<u8> = out.backlog.iter().copied().take(64 * 1024).collect();
+            let written = write_available(&mut out, &chunk);
+            out.backlog.drain(..written);
+        }
+    }
+}
+
+/// Writes what the pipe takes without blocking (on Unix; elsewhere the write blocks, on the
+/// writer thread only). A broken pipe closes the writer: the reader reports the process gone.
+fn write_available(out: &mut Outgoing, bytes: &[u8]) -> usize {
+    let mut written = 0;
+    while written < bytes.len() {
+        match out.pipe.write(&bytes[written..]) {
+            Ok(0) => break,
+            Ok(n) => written += n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => {
+                out.closed = true;
+                break;
+            }
+        }
+    }
+    written
+}
+
+#[cfg(unix)]
+fn set_nonblocking(pipe: &ChildStdin) {
+    let fd = std::os::fd::AsRawFd::as_raw_fd(pipe);
+    // SAFETY: fcntl on a descriptor this process owns.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+}
+
+/// Waits until the pipe takes bytes again, or a second has passed (so a close is noticed even
+/// if the process never reads again).
+#[cfg(unix)]
+fn wait_writable(fd: std::os::fd::RawFd) {
+    let mut poll = libc::pollfd {
+        fd,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut poll, 1, 1000) };
+}
+
 pub(crate) struct Sandbox {
     child: Child,
-    frames_out: Sender<Vec<u8>>,
+    writer: Arc<Writer>,
     route: Arc<Mutex<Route>>,
     stderr_tail: Arc<Mutex<Vec<u8>>>,
 }
@@ -79,22 +197,11 @@ impl Sandbox {
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
 
-        let (frames_out, frames) = mpsc::channel::<Vec<u8>>();
+        let writer = Writer::new(stdin);
+        let draining = writer.clone();
         std::thread::Builder::new()
             .name("toolreg-exec-writer".to_owned())
-            .spawn(move || {
-                use std::io::Write;
-                let mut stdin = BufWriter::new(stdin);
-                for frame in frames {
-                    if stdin
-                        .write_all(&frame)
-                        .and_then(|()| stdin.flush())
-                        .is_err()
-                    {
-                        break;
-                    }
-                }
-            })
+            .spawn(move || draining.drain())
             .map_err(|e| e.to_string())?;
 
         let stderr_tail = Arc::new(Mutex::new(Vec::new()));
@@ -117,7 +224,7 @@ impl Sandbox {
 
         let mut sandbox = Sandbox {
             child,
-            frames_out,
+            writer,
             route,
             stderr_tail,
         };
@@ -180,8 +287,7 @@ impl Sandbox {
         let mut frame = Vec::new();
         // Writing into a Vec cannot fail.
         let _ = protocol::write_frame(&mut frame, kind, parts);
-        // A closed channel means the writer saw the process go; the reader reports that.
-        let _ = self.frames_out.send(frame);
+        self.writer.send(&frame);
     }
 
     pub(crate) fn kill(&mut self) {
@@ -223,6 +329,13 @@ impl Sandbox {
         } else {
             format!("; it printed: {text}")
         }
+    }
+}
+
+impl Drop for Sandbox {
+    /// Closing stdin ends the process (it exits at the end of its input, even mid-run).
+    fn drop(&mut self) {
+        self.writer.close();
     }
 }
 

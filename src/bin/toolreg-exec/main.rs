@@ -9,8 +9,8 @@
 //! minutes without checking in, so the only time limit that holds for any code is the addon
 //! killing the process. The same boundary keeps an engine bug away from the host, and it lets
 //! the memory and stack caps end the process outright instead of throwing something the code
-//! could catch. The process holds nothing of the host: no environment, no handles but its
-//! three pipes.
+//! could catch. The process holds nothing of the host (no environment, no handles but its
+//! three pipes) and, on Linux, can make no system call beyond what serving runs needs.
 
 #[path = "../../exec/protocol.rs"]
 #[allow(dead_code)]
@@ -19,6 +19,7 @@ mod protocol;
 mod alloc;
 mod guard;
 mod sandbox;
+mod seccomp;
 
 use std::io::{self, BufReader, BufWriter, Stdout};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -91,6 +92,10 @@ fn fail(message: &str) -> ! {
 
 fn main() {
     guard::install_handler();
+    // Before the first byte from the addon: no run ever executes in an unrestricted process.
+    if let Err(e) = seccomp::restrict() {
+        fail(&format!("cannot restrict the process's system calls: {e}"));
+    }
     let outbox: Outbox = Arc::new(Mutex::new(BufWriter::new(io::stdout())));
     {
         let mut out = outbox.lock().unwrap_or_else(|p| p.into_inner());

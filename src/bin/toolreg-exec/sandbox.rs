@@ -356,11 +356,7 @@ fn describe<'js>(
     let text = |value: Value<'js>| {
         let mut text = clipped(ctx, state, value, max.saturating_add(1)).ok()?;
         if text.len() as u64 > max {
-            let mut end = usize::try_from(max).unwrap_or(usize::MAX);
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
-            text.truncate(end);
+            truncate_on_char(&mut text, max);
             text.push_str(" …(cut)");
         }
         Some(text)
@@ -418,15 +414,22 @@ fn clipped<'js>(
         return Ok(String::new());
     };
     let mut out = lossy(ctx, text);
-    let max = usize::try_from(max).unwrap_or(usize::MAX);
-    if out.len() > max {
-        let mut end = max;
-        while !out.is_char_boundary(end) {
-            end -= 1;
-        }
-        out.truncate(end);
-    }
+    truncate_on_char(&mut out, max);
     Ok(out)
+}
+
+/// Cuts `text` to at most `max` bytes, keeping characters whole.
+fn truncate_on_char(text: &mut String, max: u64) {
+    let Ok(mut end) = usize::try_from(max) else {
+        return;
+    };
+    if text.len() <= end {
+        return;
+    }
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
 }
 
 fn lossy(ctx: &Ctx<'_>, text: &rquickjs::String<'_>) -> String {
