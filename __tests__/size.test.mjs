@@ -3,10 +3,10 @@
 // TOOLREG_RELEASE_ADDON=path); what is checked always: the data files the addon embeds stay
 // within their share, and the ELF reader behind `npm run size` reads the debug addon right.
 import { describe, it, expect } from 'vitest'
-import { existsSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { sizeReport, elfSections, assetBytes, EMBEDDED_ASSETS, ADDON_BUDGET_BYTES } from '../scripts/size-report.mjs'
+import { sizeReport, elfSections, assetBytes, EMBEDDED_ASSETS, ADDON_BUDGET_BYTES, EXEC_HELPER_BUDGET_BYTES } from '../scripts/size-report.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const targetDir = process.env.CARGO_TARGET_DIR ?? path.join(root, 'target')
@@ -38,9 +38,12 @@ describe('addon size', () => {
     expect(rows.every(([, bytes]) => bytes >= 0)).toBe(true)
   })
 
-  it.skipIf(!releaseAddon)(`a release addon fits in ${ADDON_BUDGET_BYTES / 1e6} MB`, () => {
+  it.skipIf(!releaseAddon)(`a release addon fits in ${ADDON_BUDGET_BYTES / 1e6} MB, its sandbox executable in ${EXEC_HELPER_BUDGET_BYTES / 1e6} MB`, () => {
     const { fileBytes } = sizeReport(releaseAddon)
     expect(fileBytes).toBeLessThanOrEqual(ADDON_BUDGET_BYTES)
+    // Cargo puts the executable beside the addon's artifact (an addon given by path may have none).
+    const helper = path.join(path.dirname(releaseAddon), 'toolreg-exec')
+    if (existsSync(helper)) expect(statSync(helper).size).toBeLessThanOrEqual(EXEC_HELPER_BUDGET_BYTES)
   })
   if (!releaseAddon) console.log('size.test: no release addon here (npm run build); the 20 MB budget is checked by `npm run size`')
 })

@@ -10,6 +10,8 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 export const ADDON_BUDGET_BYTES = 20 * 1000 * 1000
+/** The `toolreg-exec` sandbox executable that ships next to the addon. */
+export const EXEC_HELPER_BUDGET_BYTES = 2 * 1000 * 1000
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -88,7 +90,15 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const { rows, fileBytes, withinBudget } = sizeReport(file)
   console.log(`${file}\n\n| part of the addon | bytes |\n|---|---:|`)
   for (const [what, bytes] of rows) console.log(`| ${what} | ${bytes.toLocaleString('en-US')} |`)
-  const mb = (fileBytes / 1e6).toFixed(1)
-  console.log(`\n${withinBudget ? 'within' : 'OVER'} the ${ADDON_BUDGET_BYTES / 1e6} MB budget: ${mb} MB`)
-  process.exit(withinBudget ? 0 : 1)
+  const mb = (bytes) => (bytes / 1e6).toFixed(2)
+  console.log(`\n${withinBudget ? 'within' : 'OVER'} the ${ADDON_BUDGET_BYTES / 1e6} MB budget: ${mb(fileBytes)} MB`)
+  // The sandbox executable built with the same profile, beside the addon's artifact.
+  const helper = path.join(path.dirname(file), file.endsWith('.node') ? 'toolreg-exec.linux-x64-gnu' : 'toolreg-exec')
+  let helperFits = true
+  if (existsSync(helper)) {
+    const helperBytes = statSync(helper).size
+    helperFits = helperBytes <= EXEC_HELPER_BUDGET_BYTES
+    console.log(`the tool_exec sandbox executable ${path.basename(helper)}: ${mb(helperBytes)} MB (${helperFits ? 'within' : 'OVER'} its ${EXEC_HELPER_BUDGET_BYTES / 1e6} MB budget); platform package total ${mb(fileBytes + helperBytes)} MB`)
+  }
+  process.exit(withinBudget && helperFits ? 0 : 1)
 }

@@ -26,8 +26,6 @@ struct Shared {
     helper: PathBuf,
     size: usize,
     slots: Mutex<Slots>,
-    /// Signalled whenever a place may have come free, or a queued run was aborted.
-    changed: Condvar,
 }
 
 #[derive(Default)]
@@ -36,9 +34,19 @@ struct Slots {
     busy: usize,
     /// Replacements being started in the background.
     starting: usize,
-    /// Tickets of the runs waiting, first come first served.
-    queue: VecDeque<u64>,
+    /// The runs waiting, first come first served: each ticket with the condition its run
+    /// waits on, so that a freed place wakes the first run only (not every queued one).
+    queue: VecDeque<(u64, Arc<Condvar>)>,
     next_ticket: u64,
+}
+
+impl Slots {
+    /// Wakes the first run in the queue: it may take a place now.
+    fn wake_first(&self) {
+        if let Some((_, turn)) = self.queue.front() {
+            turn.notify_one();
+        }
+    }
 }
 
 fn lock(mutex: &Mutex<Slots>) -> MutexGuard<'_, Slots> {
@@ -60,7 +68,6 @@ impl ExecPool {
                 helper,
                 size,
                 slots: Mutex::default(),
-                changed: Condvar::new(),
             }),
         }
     }
@@ -156,17 +163,18 @@ impl Shared {
         let mut slots = lock(&self.slots);
         let ticket = slots.next_ticket;
         slots.next_ticket += 1;
-        slots.queue.push_back(ticket);
+        let turn = Arc::new(Condvar::new());
+        slots.queue.push_back((ticket, turn.clone()));
         let leave = |slots: &mut Slots| {
-            slots.queue.retain(|t| *t != ticket);
-            self.changed.notify_all();
+            slots.queue.retain(|(t, _)| *t != ticket);
+            slots.wake_first();
         };
         loop {
             if control.aborted() {
                 leave(&mut slots);
                 return Err(ExecError::Aborted);
             }
-            if slots.queue.front() == Some(&ticket) {
+            if slots.queue.front().is_some_and(|(t, _)| *t == ticket) {
                 while let Some(sandbox) = slots.idle.pop() {
                     if sandbox.alive() {
                         leave(&mut slots);
@@ -193,8 +201,7 @@ impl Shared {
                     ),
                 });
             }
-            slots = self
-                .changed
+            slots = turn
                 .wait_timeout(slots, until - now)
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
@@ -219,7 +226,7 @@ impl Shared {
                     if let Ok(replacement) = replacement {
                         slots.idle.push(replacement);
                     }
-                    shared.changed.notify_all();
+                    slots.wake_first();
                 };
                 if std::thread::Builder::new()
                     .name("toolreg-exec-replace".to_owned())
@@ -231,7 +238,7 @@ impl Shared {
             }
             None => {}
         }
-        self.changed.notify_all();
+        slots.wake_first();
     }
 }
 
@@ -249,9 +256,11 @@ impl RunHandle {
     pub fn abort(&self) {
         self.control.abort();
         let _ = self.events.send(Event::Abort);
-        // Wake a run still waiting for a place; the lock orders this after its check.
-        drop(lock(&self.pool.slots));
-        self.pool.changed.notify_all();
+        // Wake the runs still waiting for a place (this one among them leaves the queue); the
+        // lock orders this after their check.
+        for (_, turn) in &lock(&self.pool.slots).queue {
+            turn.notify_one();
+        }
     }
 
     /// False once the run has ended or been told to stop: no tool call of it may start, and
