@@ -223,7 +223,11 @@ function ownersOf(host, selected, style) {
 
 /** The scoped path: owners decided from the selected ids alone, before anything is listed. */
 async function syncOwners(registry, host, opts) {
-  const selected = new Set(opts.selectedToolIds ?? [])
+  // Without a selection nothing would be listed or registered; say so instead of doing nothing.
+  if (opts.selectedToolIds == null) {
+    throw invalidArgument('selectedToolIds', 'is required with an McpHub: pass the wire ids to sync (buildMcpToolWireId), or [] to sync nothing')
+  }
+  const selected = new Set(opts.selectedToolIds)
   const result = emptyResult()
   if (selected.size === 0) return result
   const synced = syncedOf(registry)
