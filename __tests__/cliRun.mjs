@@ -9,15 +9,20 @@ export const root = fileURLToPath(new URL('..', import.meta.url))
 export const bin = join(root, 'bin', 'toolreg.mjs')
 /** An empty data folder: the CLI must fall back to the committed catalog excerpt. */
 export const emptyData = mkdtempSync(join(tmpdir(), 'toolreg-cli-no-data-'))
+/** A home folder with no client configs, so discovery never finds the machine user's. */
+export const emptyHome = mkdtempSync(join(tmpdir(), 'toolreg-cli-home-'))
+/** The tools/list cache of the runs of one test file. */
+export const cacheDir = mkdtempSync(join(tmpdir(), 'toolreg-cli-cache-'))
 
 export function cliEnv(extra = {}) {
-  return { ...process.env, TOOLREG_DATA: emptyData, NO_COLOR: '1', FORCE_COLOR: '0', ...extra }
+  const { XDG_CONFIG_HOME, XDG_CACHE_HOME, APPDATA, ...env } = process.env
+  return { ...env, HOME: emptyHome, TOOLREG_CACHE_DIR: cacheDir, TOOLREG_DATA: emptyData, NO_COLOR: '1', FORCE_COLOR: '0', ...extra }
 }
 
 /** Starts the CLI; `done` resolves to `{ code, signal, stdout, stderr, ms }`. */
-export function startCli(args, { env = cliEnv(), input } = {}) {
+export function startCli(args, { env = cliEnv(), input, cwd = root } = {}) {
   const started = Date.now()
-  const child = spawn(process.execPath, [bin, ...args], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [bin, ...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] })
   const out = { stdout: '', stderr: '' }
   child.stdout.on('data', (d) => (out.stdout += d))
   child.stderr.on('data', (d) => (out.stderr += d))

@@ -27,9 +27,9 @@ describe.skipIf(!chromiumPath)('toolreg report in headless Chromium', () => {
 
   beforeAll(async () => {
     mkdirSync(outDir, { recursive: true })
-    const report = await runCli(['report', '--out', reportPath])
+    const report = await runCli(['report', '--demo', '--out', reportPath])
     expect(report.code, report.stderr).toBe(0)
-    doc = JSON.parse((await runCli(['audit', '--json'])).stdout)
+    doc = JSON.parse((await runCli(['audit', '--demo', '--json'])).stdout)
     context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, headless: true, args: FLAGS, viewport: { width: 1280, height: 900 } })
     page = await context.newPage()
     page.on('request', (r) => requests.push(r.url()))

@@ -1,11 +1,12 @@
-// Connection progress, one line per server, on stderr (stdout stays clean for --json): redrawn
-// in place on a terminal, plain lines as events happen otherwise (CI logs, pipes, tests).
+// Start-up progress, one line per server, on stderr (stdout stays clean for --json): redrawn
+// in place on a terminal; elsewhere (CI logs, pipes, tests) plain lines as events happen when
+// `plain` is set (audit and report, whose progress is part of their story), else nothing.
 import pc from 'picocolors'
 import { clip } from './format.mjs'
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏']
 
-export function createProgress(stream = process.stderr, { live = stream.isTTY === true } = {}) {
+export function createProgress(stream = process.stderr, { live = stream.isTTY === true, plain = true } = {}) {
   const rows = new Map()
   let drawn = 0
   let frame = 0
@@ -31,7 +32,7 @@ export function createProgress(stream = process.stderr, { live = stream.isTTY ==
       if (live) {
         timer ??= setInterval(redraw, 80)
         redraw()
-      } else {
+      } else if (plain) {
         stream.write(`${id}: ${message}\n`)
       }
     },
@@ -39,7 +40,7 @@ export function createProgress(stream = process.stderr, { live = stream.isTTY ==
       const row = rows.get(id)
       Object.assign(row, { state: ok ? 'ok' : 'failed', message, doneAt: Date.now() })
       if (live) redraw()
-      else stream.write(`${id}: ${message} (${((row.doneAt - row.startedAt) / 1000).toFixed(1)}s)\n`)
+      else if (plain) stream.write(`${id}: ${message} (${((row.doneAt - row.startedAt) / 1000).toFixed(1)}s)\n`)
     },
     stop() {
       clearInterval(timer)

@@ -7,10 +7,10 @@ import { main } from '../cli/program.mjs'
 import { closeAllSessions, closeSessionsOnSignals, openSession } from '../cli/session.mjs'
 
 const steps = [
-  ['audit', '--context-window', '200000'],
-  ['search', 'read a text file from disk', '--limit', '3'],
-  ['search', 'current weather forecast for a city', '--limit', '3'],
-  ['search', 'how is bitcoin trading today', '--limit', '3', '--hybrid'],
+  ['audit', '--demo', '--context-window', '200000'],
+  ['search', 'read a text file from disk', '--demo', '--limit', '3'],
+  ['search', 'current weather forecast for a city', '--demo', '--limit', '3'],
+  ['search', 'how is bitcoin trading today', '--demo', '--limit', '3', '--hybrid'],
 ]
 
 let shared

@@ -80,6 +80,11 @@ function isGated(needsApproval, info) {
   return needsApproval === true
 }
 
+/** The one-liner an MCP tool is registered (and searched) with. */
+function entryDescriptionOf(descriptor) {
+  return firstLine(descriptor.description) || firstLine(descriptor.title) || descriptor.name
+}
+
 function buildEntry(host, server, descriptor, wireId, gated, callTimeoutMs, metadata) {
   const mcpTool = tool({
     description: descriptor.description ?? descriptor.title ?? '',
@@ -97,7 +102,7 @@ function buildEntry(host, server, descriptor, wireId, gated, callTimeoutMs, meta
     name: wireId,
     namespace: `mcp:${server.id}`,
     namespaceLabel: `mcp:${server.name}`,
-    description: firstLine(descriptor.description) || firstLine(descriptor.title) || descriptor.name,
+    description: entryDescriptionOf(descriptor),
     defer: gated ? 'never' : 'auto',
     tool: mcpTool,
     applies: (scope) => scope?.mcpToolIds?.has(wireId) ?? false,
@@ -321,4 +326,4 @@ async function syncCatalog(registry, host, opts) {
   return result
 }
 
-module.exports = { syncMcpToolsToRegistry, McpToolError, mcpCallOutput, directMcpRoute, DEFAULT_SYNC_TIMEOUT_MS, withTimeout }
+module.exports = { syncMcpToolsToRegistry, McpToolError, mcpCallOutput, directMcpRoute, DEFAULT_SYNC_TIMEOUT_MS, withTimeout, entryDescriptionOf }
