@@ -53,10 +53,9 @@
     if (parent) parent.appendChild(node)
     return node
   }
-  function hue(i) { return (i * 137.508) % 360 }
-
   function drawTreemap() {
     var svg = document.getElementById('treemap')
+    if (!svg) return // no tools: the page says why instead
     var W = 1200, H = 640
     var servers = data.servers.map(function (s, i) { return { value: s.tokens, index: i, server: s } })
     var toolsByServer = {}
@@ -67,19 +66,26 @@
       var live = s.kind === 'mcp'
       var rect = el('rect', {
         class: 'server' + (live ? ' live' : ''), x: cell.x, y: cell.y, width: cell.w, height: cell.h,
-        'data-server': s.id, 'data-tokens': s.tokens,
-        fill: live ? 'hsl(' + hue(cell.item.index) + ',70%,45%)' : 'hsl(' + hue(cell.item.index) + ',35%,62%)',
+        'data-server': s.id, 'data-tokens': s.tokens, fill: s.color,
       }, g)
       el('title', {}, rect).textContent = s.name + ' (' + s.id + '): ' + s.tokens.toLocaleString('en-US') + ' tokens, ' + s.toolCount + ' tools'
+      // A cell tall enough gets a strip for the server's name above its tools, so no tool
+      // label sits under it.
+      var named = cell.w > 60 && cell.h > 40
+      var top = named ? 16 : 1
       if (cell.w > 6 && cell.h > 6) {
-        squarify(toolsByServer[cell.item.index] || [], cell.x + 1, cell.y + 1, cell.w - 2, cell.h - 2).forEach(function (tc) {
+        squarify(toolsByServer[cell.item.index] || [], cell.x + 1, cell.y + top, cell.w - 2, cell.h - top - 1).forEach(function (tc) {
           var t = tc.item.tool
           var r = el('rect', { class: 'tool' + (t.x ? ' deferred' : ''), x: tc.x, y: tc.y, width: tc.w, height: tc.h }, g)
           el('title', {}, r).textContent = t.t + ' — ' + t.k.toLocaleString('en-US') + ' tokens' + (t.x ? ' (deferred)' : ' (inline)')
+          if (tc.w > 40 && tc.h > 14) {
+            var name = el('text', { x: tc.x + 3, y: tc.y + 11, class: 'tool-label', 'data-tool': t.t }, g)
+            name.textContent = t.t.slice(0, Math.floor((tc.w - 4) / 6))
+          }
         })
       }
-      if (cell.w > 60 && cell.h > 16) {
-        var label = el('text', { x: cell.x + 4, y: cell.y + 13, class: 'label' }, g)
+      if (named) {
+        var label = el('text', { x: cell.x + 4, y: cell.y + 12, class: 'label' }, g)
         label.textContent = s.name.slice(0, Math.floor(cell.w / 7))
       }
     })
@@ -127,7 +133,6 @@
       search(box.value, 10).forEach(function (hit) {
         var t = data.tools[hit[1]]
         var li = document.createElement('li')
-        li.setAttribute('data-name', t.n)
         li.setAttribute('data-tool', t.t)
         var b = document.createElement('b')
         b.textContent = t.t
