@@ -166,7 +166,7 @@ describe('failures in one sentence', () => {
     expect(verbose.stdout).toMatch(/error: .*rmcp::transport/)
     const search = await runCli(['search', 'echo', '--config', file])
     expect(search.code).toBe(0)
-    expect(search.stderr).toMatch(/^warning: page \(mcpServers\.page\): .* answered HTTP 404/m)
+    expect(search.stderr).toMatch(/^warning: page is left out: .* answered HTTP 404 .*\(--verbose for details\)$/m)
     expect(search.stderr).not.toMatch(/rmcp::|<p>padding/)
   }, 60_000)
 

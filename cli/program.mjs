@@ -59,7 +59,8 @@ async function withSession(open, opts, run, { plainProgress = false, start = 'al
   try {
     if (!quietFailures) {
       for (const failed of s.servers.filter((x) => x.status === 'failed')) {
-        process.stderr.write(pc.yellow(`warning: ${formatFailure(failed, { verbose: opts.verbose, indent: '  ' })}\n`))
+        const detail = opts.verbose ? `\n${formatFailure(failed, { verbose: true, indent: '  ' })}` : ' (--verbose for details)'
+        process.stderr.write(pc.yellow(`warning: ${failed.id} is left out: ${failed.summary}${detail}\n`))
       }
     }
     return await run(s)
@@ -237,7 +238,7 @@ export function createProgram({ open = openSession } = {}) {
       const { doc, html } = await session(opts, async (s) => {
         const doc = await audit(s, window)
         return { doc, html: buildReport(doc, await decisionsAt(s.registry)) }
-      }, { plainProgress: true })
+      }, { plainProgress: true, quietFailures: true })
       const out = resolve(opts.out)
       writeFileSync(out, html)
       const summary = { file: out, bytes: Buffer.byteLength(html), servers: doc.servers.length, tools: doc.summary.tools, failedServers: doc.summary.failedServers }

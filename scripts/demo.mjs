@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run demo`: the toolreg CLI's main job on its embedded default — an audit of the MCP
+// `npm run demo`: the toolreg CLI's main job on its demo setup — an audit of the MCP
 // reference servers (run for real) plus the large listed-only catalog, then a few searches.
 // The commands run in this one process on one session, so the servers start once. Works on the
 // committed data alone (a fresh clone has no ../shared).
