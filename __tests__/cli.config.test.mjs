@@ -7,7 +7,7 @@ import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join, sep } from 'node:path'
 import { referenceServer, testServer } from './mcpServers.mjs'
-import { cliEnv, runCli, writeConfig } from './cliRun.mjs'
+import { cliEnv, hasScript, runCli, runOnTerminal, writeConfig } from './cliRun.mjs'
 
 const everything = () => {
   const { command, args } = referenceServer('everything')
@@ -232,6 +232,23 @@ describe('the command line itself', () => {
     expect(confirmed.stdout).toContain('Echo: hi')
     expect(faithful.code).toBe(0)
     expect(faithful.stderr).toMatch(/^Repaired the params \(json:trailing-comma, json:single-quotes\)/)
+  }, 60_000)
+
+  it.skipIf(!hasScript)('on a terminal: a live line per starting server, and a repaired call asked about before it runs', async () => {
+    const file = writeConfig({ mcpServers: { ev: everything() } })
+    const truncated = ['call', 'ev/echo', '{"message": "hi', '--config', file]
+    const [yes, no] = await Promise.all([runOnTerminal(truncated, { answer: 'y' }), runOnTerminal(truncated, { answer: 'n' })])
+    for (const run of [yes, no]) {
+      expect(run.out).toContain(`servers from ${file}`)
+      expect(run.out).toMatch(/ev +starting: \S*node /)
+      expect(run.out).toMatch(/✔ ev +\d+ tools/)
+      expect(run.out).toContain('Repaired the params (json:truncated): {"message":"hi"}\r\nThis repair may have changed what you typed. Run ev/echo with it? [y/N]')
+    }
+    expect(yes.code).toBe(0)
+    expect(yes.out).toContain('Echo: hi')
+    expect(no.code).toBe(8)
+    expect(no.out).toContain('Not run: the repaired params were declined.')
+    expect(no.out).not.toContain('Echo: hi')
   }, 60_000)
 
   it('"did you mean" by edit distance on the tool name, as server/tool', async () => {

@@ -6,11 +6,9 @@ import { spawn, spawnSync } from 'node:child_process'
 import { McpHub, buildMcpToolWireId, countTokens } from '../index.js'
 import { loadExcerpt } from '../cli/catalog.mjs'
 import { referenceServer, testServer, processGone } from './mcpServers.mjs'
-import { bin, cliEnv, runCli, startCli, writeConfig } from './cliRun.mjs'
+import { cliEnv, hasScript, runCli, runOnTerminal, startCli, writeConfig } from './cliRun.mjs'
 
 const REFERENCE = ['everything', 'filesystem', 'memory']
-/** util-linux `script`, to give the CLI a terminal. */
-const hasScript = spawnSync('script', ['--version']).status === 0
 const everythingConfig = () => {
   const { command, args } = referenceServer('everything')
   return { command, args }
@@ -153,22 +151,8 @@ describe('toolreg search, inspect, call, exec', () => {
   }, 120_000)
 
   it.skipIf(!hasScript)('call asks on a terminal before a destructive tool, and honours the answer', async () => {
-    const answer = async (reply) => {
-      // `script` gives the CLI a pseudo-terminal, so it asks instead of refusing.
-      const command = `${process.execPath} ${bin} call memory/delete_entities '{"entityNames": ["x"]}' --demo`
-      const child = spawn('script', ['-qec', command, '/dev/null'], { env: cliEnv(), stdio: ['pipe', 'pipe', 'pipe'] })
-      let out = ''
-      child.stdout.on('data', (d) => {
-        out += d
-        if (out.includes('[y/N]') && !child.answered) {
-          child.answered = true
-          child.stdin.write(`${reply}\n`)
-        }
-      })
-      const code = await new Promise((resolve) => child.on('close', resolve))
-      return { code, out }
-    }
-    const [yes, no] = await Promise.all([answer('y'), answer('n')])
+    const destroy = ['call', 'memory/delete_entities', '{"entityNames": ["x"]}', '--demo']
+    const [yes, no] = await Promise.all([runOnTerminal(destroy, { answer: 'y' }), runOnTerminal(destroy, { answer: 'n' })])
     expect(yes.out).toContain('is marked destructive. Run it with {"entityNames":["x"]}? [y/N]')
     expect(yes.code).toBe(0)
     expect(yes.out).toContain('Entities deleted successfully')

@@ -1,5 +1,5 @@
 // Runs the toolreg CLI as a child process, the way a user does.
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -39,4 +39,28 @@ export function writeConfig(json, name = 'mcp.json') {
   const file = join(mkdtempSync(join(tmpdir(), 'toolreg-cli-config-')), name)
   writeFileSync(file, typeof json === 'string' ? json : JSON.stringify(json, null, 2))
   return file
+}
+
+/** util-linux `script`, to give the CLI a terminal. */
+export const hasScript = spawnSync('script', ['--version']).status === 0
+
+const shellWord = (word) => `'${word.replace(/'/g, `'\\''`)}'`
+
+/**
+ * Runs the CLI on a pseudo-terminal (`script`), typing `answer` once a `[y/N]` question shows;
+ * resolves to `{ code, out }` with stdout and stderr as the terminal showed them.
+ */
+export function runOnTerminal(args, { answer, env = cliEnv(), cwd = root } = {}) {
+  const command = [process.execPath, bin, ...args].map(shellWord).join(' ')
+  const child = spawn('script', ['-qec', command, '/dev/null'], { env, cwd, stdio: ['pipe', 'pipe', 'pipe'] })
+  let out = ''
+  let answered = false
+  child.stdout.on('data', (d) => {
+    out += d
+    if (answer !== undefined && !answered && out.includes('[y/N]')) {
+      answered = true
+      child.stdin.write(`${answer}\n`)
+    }
+  })
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, out })))
 }

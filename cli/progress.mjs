@@ -16,7 +16,7 @@ export function createProgress(stream = process.stderr, { live = stream.isTTY ==
     const elapsed = ((row.doneAt ?? Date.now()) - row.startedAt) / 1000
     const mark = row.state === 'ok' ? pc.green('✔') : row.state === 'failed' ? pc.red('✘') : pc.cyan(FRAMES[frame % FRAMES.length])
     // One screen line per server, or moving the cursor up by the row count would go wrong.
-    const room = Math.max(10, (stream.columns ?? 100) - id.length - 26)
+    const room = Math.max(10, (stream.columns || 100) - id.length - 26)
     return `${mark} ${id.padEnd(16)} ${row.state === 'failed' ? pc.red(clip(row.message, room)) : clip(row.message, room)} ${pc.dim(`${elapsed.toFixed(1)}s`)}`
   }
   const redraw = () => {
