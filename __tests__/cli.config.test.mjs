@@ -170,12 +170,35 @@ describe('failures in one sentence', () => {
     expect(search.stderr).not.toMatch(/rmcp::|<p>padding/)
   }, 60_000)
 
-  it('a server that does not answer in time gets a hint: --timeout, and for npx the first download', async () => {
+  it('a server that does not answer in time gets a hint: --timeout', async () => {
     const file = writeConfig({ mcpServers: { hangs: hanging() } })
     const run = await runCli(['audit', '--config', file, '--timeout', '1500'])
     expect(run.code).toBe(4)
     expect(run.stdout).toContain('hangs (mcpServers.hangs): did not answer within 1.5 s')
-    expect(run.stdout).toMatch(/hint: +if it is only slow to start, give it longer with --timeout 6000/)
+    expect(run.stdout).toMatch(/hint: +if it is only slow to start, give it longer with --timeout 6000$/m)
+  }, 60_000)
+
+  it('a server started by npx that does not answer: the hint is the first download', async () => {
+    // A stand-in named npx: the CLI knows package runners by their command's name.
+    const dir = mkdtempSync(join(tmpdir(), 'toolreg-npx-'))
+    const { command, args } = hanging()
+    writeFileSync(join(dir, 'npx'), `#!/bin/sh\nexec '${command}' ${args.map((a) => `'${a}'`).join(' ')}\n`, { mode: 0o755 })
+    const file = writeConfig({ mcpServers: { pkg: { command: join(dir, 'npx'), args: ['-y', 'some-mcp-server'] } } })
+    const run = await runCli(['audit', '--config', file, '--timeout', '1500'])
+    expect(run.code).toBe(4)
+    expect(run.stderr).toContain('pkg: starting: ')
+    expect(run.stderr).toContain('(a first run may download the package)')
+    expect(run.stdout).toContain('pkg (mcpServers.pkg): did not answer within 1.5 s')
+    expect(run.stdout).toMatch(/hint: +a first run of \S*npx may still be downloading the package: run it once by hand, or give it longer with --timeout 300000/)
+  }, 60_000)
+
+  it('a server that writes garbage on stdout is named as such, not as slow', async () => {
+    const { command, args } = testServer('noisy', ['--malformed=only'])
+    const file = writeConfig({ mcpServers: { noisy: { command, args } } })
+    const run = await runCli(['audit', '--config', file, '--timeout', '1500'])
+    expect(run.code).toBe(4)
+    expect(run.stdout).toContain('noisy (mcpServers.noisy): it wrote a line on stdout that is not an MCP message (the first: "this is not json") and never answered')
+    expect(run.stdout).toMatch(/hint: +a stdio server must write only JSON-RPC on stdout/)
   }, 60_000)
 
   it('a command that does not exist is named', async () => {

@@ -34,8 +34,15 @@ export function describeFailure({ transport, command, error, code, timeoutMs, st
     return {
       summary: `did not answer within ${seconds(timeoutMs)}${quiet ? ' and printed nothing on stderr' : ''}`,
       hint: runner
-        ? `a first run of ${command.split(' ')[0]} may still be downloading the package: run it once by hand, or give it longer with --timeout ${Math.max(300_000, timeoutMs * 2)}`
-        : `if it is only slow to start, give it longer with --timeout ${timeoutMs * 4}; a server that writes anything but JSON-RPC on stdout also never answers`,
+        ? `a first run of ${basename(command.split(' ')[0])} may still be downloading the package: run it once by hand, or give it longer with --timeout ${Math.max(300_000, timeoutMs * 2)}`
+        : `if it is only slow to start, give it longer with --timeout ${timeoutMs * 4}`,
+    }
+  }
+  const noise = /it wrote (\d+) lines? on stdout that (?:is|are) not JSON-RPC \(the first: (".*")\)/.exec(error)
+  if (noise) {
+    return {
+      summary: `it wrote ${noise[1] === '1' ? 'a line on stdout that is not an MCP message' : `${noise[1]} lines on stdout that are not MCP messages`} (the first: ${noise[2]}) and never answered`,
+      hint: 'a stdio server must write only JSON-RPC on stdout, its logs on stderr: look for a quiet or stdio flag in its documentation',
     }
   }
   const exited = /exited with status (\d+)/.exec(error)

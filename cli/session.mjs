@@ -188,7 +188,9 @@ async function connectAll(session, servers, progress) {
       const runner = isPackageRunner(config)
       progress?.start(config.id, `starting: ${display}${runner ? ' (a first run may download the package)' : ''}`)
       try {
-        const listed = await withTimeout(hub.listTools(config.id, { timeoutMs }), timeoutMs, `connecting to ${config.id} and listing its tools`)
+        // The hub enforces timeoutMs and says why it ran out (e.g. garbage on stdout); this
+        // outer limit, a second later, only guards against a hub that never settles.
+        const listed = await withTimeout(hub.listTools(config.id, { timeoutMs }), timeoutMs + 1000, `connecting to ${config.id} and listing its tools`)
         record.status = 'connected'
         record.listed = listed
         writeCachedTools(config, listed)
