@@ -359,6 +359,12 @@ pub(crate) async fn connect(
             if let Some(c) = &child {
                 c.kill_and_reap().await;
             }
+            // A server that only wrote garbage on stdout did not time out: it never spoke MCP.
+            if let ConnectFailure::Timeout(after) = failure
+                && let Some(reason) = p.stdout_noise.connect_failure(after)
+            {
+                return Err(ConnectFailure::Failed(reason));
+            }
             return Err(failure);
         }
     };

@@ -471,7 +471,11 @@ impl McpHub {
         let cancel = cancel.unwrap_or(&never);
         tokio::select! {
             r = pending => r.map_err(|f| match f {
-                ConnectFailure::Timeout(after) => connect_timeout(slot, "the MCP handshake".into(), after),
+                ConnectFailure::Timeout(after) => McpError::Timeout {
+                    server: slot.id().to_owned(),
+                    operation: "the MCP handshake".into(),
+                    after,
+                },
                 ConnectFailure::Cancelled => closed_error(slot),
                 ConnectFailure::Failed(reason) => McpError::Connect {
                     server: slot.id().to_owned(),
@@ -677,17 +681,14 @@ fn closed_error(slot: &Slot) -> McpError {
     }
 }
 
-/// A connect that ran out of time. When the server wrote lines on stdout that cannot be
-/// JSON-RPC, that is why it never answered: a connect error naming them, not a timeout that
+/// The caller's deadline passed while the server was still connecting. When it wrote lines on
+/// stdout that cannot be JSON-RPC, that is why: a connect error naming them, not a timeout that
 /// suggests waiting longer.
 fn connect_timeout(slot: &Slot, operation: String, after: Duration) -> McpError {
-    match slot.stdout_noise.summary() {
-        Some(noise) => McpError::Connect {
+    match slot.stdout_noise.connect_failure(after) {
+        Some(reason) => McpError::Connect {
             server: slot.id().to_owned(),
-            reason: format!(
-                "{noise}, and no MCP handshake within {} ms: a stdio server must write only JSON-RPC messages on stdout (logs go to stderr)",
-                after.as_millis()
-            ),
+            reason,
         },
         None => McpError::Timeout {
             server: slot.id().to_owned(),

@@ -115,16 +115,18 @@ impl StdoutNoise {
         }
     }
 
-    /// `N lines on stdout that are not JSON-RPC (the first: "…")`, when there were any.
-    pub(crate) fn summary(&self) -> Option<String> {
+    /// Why a server that wrote such lines never completed a connect within `after`, or None
+    /// when it wrote none (then it is merely slow or stuck: a timeout).
+    pub(crate) fn connect_failure(&self, after: Duration) -> Option<String> {
         let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         (st.lines > 0).then(|| {
             format!(
-                "it wrote {} line{} on stdout that {} not JSON-RPC (the first: {:?})",
+                "it wrote {} line{} on stdout that {} not JSON-RPC (the first: {:?}), and no MCP handshake within {} ms: a stdio server must write only JSON-RPC messages on stdout (logs go to stderr)",
                 st.lines,
                 if st.lines == 1 { "" } else { "s" },
                 if st.lines == 1 { "is" } else { "are" },
-                String::from_utf8_lossy(&st.first).trim_end()
+                String::from_utf8_lossy(&st.first).trim_end(),
+                after.as_millis()
             )
         })
     }
