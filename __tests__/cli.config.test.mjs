@@ -55,6 +55,7 @@ describe('config discovery (no --config)', () => {
 
   it('falls back to the user\'s client configs (Cursor, Claude Code) at their standard paths', async () => {
     const home = folder({
+      '.config/Claude/claude_desktop_config.json': { preferences: { menuBarEnabled: false } },
       '.cursor/mcp.json': { mcpServers: { fromCursor: everything() } },
       '.claude.json': { numStartups: 3, mcpServers: { fromClaudeCode: everything() } },
     })
@@ -62,6 +63,9 @@ describe('config discovery (no --config)', () => {
     const doc = JSON.parse((await runCli(['audit', '--json'], { cwd: elsewhere, env: cliEnv({ HOME: home }) })).stdout)
     expect(doc.configFiles).toEqual([join(home, '.cursor', 'mcp.json'), join(home, '.claude.json')])
     expect(doc.servers.map((s) => s.id)).toEqual(['fromCursor', 'fromClaudeCode'])
+    const desktop = folder({ '.config/Claude/claude_desktop_config.json': { mcpServers: { fromDesktop: everything() } } })
+    const other = JSON.parse((await runCli(['audit', '--json'], { cwd: elsewhere, env: cliEnv({ HOME: desktop }) })).stdout)
+    expect(other.configFiles).toEqual([join(desktop, '.config', 'Claude', 'claude_desktop_config.json')])
   }, 60_000)
 
   it('with nothing found, runs the demo and says so at the top and the bottom', async () => {

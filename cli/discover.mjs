@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
-import { ConfigError, parseConfig, readConfigJson, workspaceOf } from './config.mjs'
+import { parseConfig, readConfigJson, workspaceOf } from './config.mjs'
 
 /** Project config files, in the order their servers are taken. */
 export const PROJECT_FILES = ['.cursor/mcp.json', '.vscode/mcp.json', '.mcp.json']
@@ -51,10 +51,9 @@ export function discoverConfigs({ cwd = process.cwd(), home = homedir(), env = p
   for (const file of project) parsed.push(parseConfig(readConfigJson(file), file, { env, home, workspace: workspaceOf(file, cwd) }))
   for (const { client, file } of user) {
     const json = readConfigJson(file)
-    const table = client === 'Claude Code' ? { mcpServers: claudeCodeServers(json, cwd) } : json
-    if (client !== 'Claude Code' && !('mcpServers' in json) && !('servers' in json)) {
-      throw new ConfigError(file, null, `has no "mcpServers" object; is it ${client}'s MCP config?`)
-    }
+    // A client's settings file without servers (Claude Desktop keeps its preferences there too)
+    // is not a config to audit.
+    const table = client === 'Claude Code' ? { mcpServers: claudeCodeServers(json, cwd) } : { mcpServers: json.mcpServers ?? {} }
     const config = parseConfig(table, file, { env, home, workspace: cwd })
     if (config.servers.length || config.skipped.length) parsed.push(config)
   }
@@ -62,7 +61,7 @@ export function discoverConfigs({ cwd = process.cwd(), home = homedir(), env = p
 }
 
 /** One server list from several files; the first file that defines an id wins. */
-export function merge(parsed, extra = {}) {
+function merge(parsed, extra = {}) {
   const servers = []
   const skipped = []
   const owner = new Map()

@@ -18,9 +18,9 @@ const { tool, jsonSchema } = require('ai')
 
 export const DEFAULT_TIMEOUT_MS = 30_000
 /**
- * `npx -y pkg`, `uvx pkg`, … download the server on their first run (about a minute for a large
- * package here); killing them mid-install leaves a broken npx cache that fails the next run too.
- * So without an explicit --timeout they get this much longer.
+ * `npx -y pkg`, `uvx pkg`, … download the server on their first run (a minute has been seen for
+ * a large package); killing them mid-install leaves a broken npx cache that fails the next run
+ * too. So without an explicit --timeout they get this much longer.
  */
 export const PACKAGE_RUNNER_TIMEOUT_MS = 180_000
 
