@@ -182,12 +182,27 @@ describe('failures in one sentence', () => {
     expect(run.stdout).toMatch(/hint: +if it is only slow to start, give it longer with --timeout 6000$/m)
   }, 60_000)
 
-  it('a server started by npx that does not answer: the hint is the first download', async () => {
-    // A stand-in named npx: the CLI knows package runners by their command's name.
+  /** A stand-in named npx that runs `server`: the CLI knows package runners by their command's name. */
+  function fakeNpx({ command, args }) {
     const dir = mkdtempSync(join(tmpdir(), 'toolreg-npx-'))
-    const { command, args } = hanging()
     writeFileSync(join(dir, 'npx'), `#!/bin/sh\nexec '${command}' ${args.map((a) => `'${a}'`).join(' ')}\n`, { mode: 0o755 })
-    const file = writeConfig({ mcpServers: { pkg: { command: join(dir, 'npx'), args: ['-y', 'some-mcp-server'] } } })
+    return writeConfig({ mcpServers: { pkg: { command: join(dir, 'npx'), args: ['-y', 'some-mcp-server'] } } })
+  }
+
+  it('a server started by npx that is slow to start (a first download) is waited for unless --timeout says otherwise', async () => {
+    const file = fakeNpx(testServer('pkg', ['--slow-start-ms', '2500']))
+    const [cut, waited] = await Promise.all([
+      runCli(['call', 'pkg/echo', '{"text": "hi"}', '--config', file, '--timeout', '1000']),
+      runCli(['call', 'pkg/echo', '{"text": "hi"}', '--config', file]),
+    ])
+    expect(cut.code).toBe(5)
+    expect(cut.stderr).toMatch(/^warning: pkg is left out: did not answer within 1 s/m)
+    expect(waited.code, waited.stderr).toBe(0)
+    expect(waited.stdout).toContain('hi')
+  }, 60_000)
+
+  it('a server started by npx that does not answer: the hint is the first download', async () => {
+    const file = fakeNpx(hanging())
     const run = await runCli(['audit', '--config', file, '--timeout', '1500'])
     expect(run.code).toBe(4)
     expect(run.stderr).toContain('pkg: starting: ')
