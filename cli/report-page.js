@@ -4,6 +4,8 @@
 ;(function () {
   'use strict'
   var data = JSON.parse(document.getElementById('toolreg-data').textContent)
+  // Tools come as rows (see cli/report.mjs); named fields from here on.
+  data.tools = data.tools.map(function (r) { return { s: r[0], t: r[1], d: r[2], k: r[3], x: r[4] === 1 } })
 
   // Squarified treemap (Bruls, Huizing, van Wijk 2000): rows along the shorter side, each row
   // kept while it improves the worst aspect ratio. `items` carry `value`; returns rects.

@@ -75,9 +75,10 @@ export function buildReport(doc, decisions) {
   const serverIndex = new Map(doc.servers.map((s, i) => [s.id, i]))
   const data = {
     servers: doc.servers.map((s, i) => ({ id: s.id, name: s.name, kind: s.kind, tokens: s.tokens, toolCount: s.toolCount, color: serverColor(i, s.kind) })),
-    // Per tool only what the page draws and searches, one-liners cut at 120 characters: the
-    // 11k-tool catalog's page was 2.2 MB with wire ids and 200-character descriptions.
-    tools: doc.tools.map((t) => ({ s: serverIndex.get(t.server), t: t.tool ?? t.name, d: clip(t.description, 120), k: t.tokens, x: t.deferred })),
+    // Per tool only what the page draws and searches, as a row [server index, name, one-liner
+    // cut at 120 characters, tokens, deferred 0/1]: the 11k-tool catalog's page was 2.2 MB with
+    // wire ids, 200-character descriptions and a key per value.
+    tools: doc.tools.map((t) => [serverIndex.get(t.server), t.tool ?? t.name, clip(t.description, 120), t.tokens, t.deferred ? 1 : 0]),
   }
   const m = doc.summary
   const failed = doc.servers.filter((s) => s.status === 'failed')
