@@ -42,8 +42,9 @@ function run(file) {
 const blocks = codeBlocks(readFileSync(join(root, 'README.md'), 'utf8'))
 
 describe('README code blocks', () => {
-  it('has the blocks this test expects to run', () => {
-    expect(blocks.map((b) => b.heading)).toEqual([
+  // Guards the extractor (a block it misses is a block nobody runs); new blocks just run too.
+  it('finds at least the blocks it knows of', () => {
+    expect(blocks.map((b) => b.heading)).toEqual(expect.arrayContaining([
       'Quick start',
       'Registry and search',
       'Token math and the defer decision',
@@ -51,7 +52,7 @@ describe('README code blocks', () => {
       'Provider-safe schemas',
       'MCP',
       'Tool-call repair',
-    ])
+    ]))
   })
 
   for (const [i, block] of blocks.entries()) {
