@@ -17,6 +17,12 @@ export interface ToolApplyScope {
   readonly [key: string]: unknown
 }
 
+/**
+ * What a request passes to `selectActive`/`selectActiveTools`: `mcpToolIds` may be any iterable
+ * (an array, a Set); `applies` and `buildTool` then see it as a Set.
+ */
+export type ToolSelectScope = Omit<ToolApplyScope, 'mcpToolIds'> & { readonly mcpToolIds: Iterable<string> }
+
 export interface ToolEntry {
   /** Wire name the model emits; unique in the registry. 1–128 of `[A-Za-z0-9_.-]`. */
   name: string
@@ -75,12 +81,12 @@ export declare class ToolRegistry {
   getAll(filter?: ToolFilter): ToolEntry[]
   getByNamespace(filter?: ToolFilter): Map<string, ToolEntry[]>
   /** Name-sorted entries whose `applies` is absent or true. */
-  selectActive(scope: ToolApplyScope): ToolEntry[]
+  selectActive(scope: ToolSelectScope): ToolEntry[]
   /**
    * The same active tools as a name-sorted ToolSet, built from the registry's own copies of the
    * entries: its cost does not depend on how the host built its entry objects.
    */
-  selectActiveTools(scope: ToolApplyScope): ToolSet
+  selectActiveTools(scope: ToolSelectScope): ToolSet
   /** Ranked (BM25) or regex search over the whole catalog. */
   search(query: string, opts?: SearchOptions): SearchResult[]
   /**

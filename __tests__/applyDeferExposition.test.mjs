@@ -133,4 +133,11 @@ describe('applyDeferExposition', () => {
     const wide = await applyDeferExposition(tools, registry, 1000, { extraAllowedNames: ['outside'] })
     await expect(wide.tools.tool_inspect.execute({ name: 'outside' }, {})).resolves.toContain('function outside(params)')
   })
+
+  it('warns when no context window is given (AI SDK models carry none) and uses the fallback', async () => {
+    const { registry, tools } = setup([entry('a')])
+    const missing = await applyDeferExposition(tools, registry, undefined)
+    expect(missing.warnings).toEqual([expect.stringMatching(/no contextWindow given \(got undefined\); decided for the fallback of 32000 tokens/)])
+    expect((await applyDeferExposition(tools, registry, 128_000)).warnings).toEqual([])
+  })
 })

@@ -6,11 +6,9 @@ import { spawn, spawnSync } from 'node:child_process'
 import { McpHub, buildMcpToolWireId, countTokens } from '../index.js'
 import { loadExcerpt } from '../cli/catalog.mjs'
 import { referenceServer, testServer, processGone } from './mcpServers.mjs'
-import { bin, cliEnv, runCli, startCli, writeConfig } from './cliRun.mjs'
+import { cliEnv, hasScript, runCli, runOnTerminal, startCli, writeConfig } from './cliRun.mjs'
 
 const REFERENCE = ['everything', 'filesystem', 'memory']
-/** util-linux `script`, to give the CLI a terminal. */
-const hasScript = spawnSync('script', ['--version']).status === 0
 const everythingConfig = () => {
   const { command, args } = referenceServer('everything')
   return { command, args }
@@ -38,7 +36,7 @@ describe('toolreg audit on the embedded default', () => {
   let doc
   let live
   beforeAll(async () => {
-    const run = await runCli(['audit', '--json', '--context-window', '200000'])
+    const run = await runCli(['audit', '--demo', '--json', '--context-window', '200000'])
     expect(run.stderr).not.toMatch(/Error|failed/)
     expect(run.code).toBe(0)
     doc = JSON.parse(run.stdout)
@@ -93,7 +91,7 @@ describe('toolreg audit on the embedded default', () => {
   })
 
   it('prints tables, the catalog label and a summary; progress goes to stderr as plain lines', async () => {
-    const run = await runCli(['audit', '--model', 'gpt-4o'])
+    const run = await runCli(['audit', '--demo', '--model', 'gpt-4o'])
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(/context window 128,000 \(gpt-4o\)/)
     for (const text of ['MCP servers', 'Tools of filesystem', 'write_file', 'listed but not callable', 'Summary', 'saved']) expect(run.stdout).toContain(text)
@@ -104,42 +102,42 @@ describe('toolreg audit on the embedded default', () => {
 
 describe('toolreg search, inspect, call, exec', () => {
   it('search ranks the filesystem reader first, with --namespace and --hybrid', async () => {
-    const words = await runCli(['search', 'read the contents of a text file', '--namespace', 'filesystem', '--limit', '3', '--json'])
+    const words = await runCli(['search', 'read the contents of a text file', '--demo', '--namespace', 'filesystem', '--limit', '3', '--json'])
     expect(words.code).toBe(0)
     const hits = JSON.parse(words.stdout)
     expect(hits).toHaveLength(3)
     expect(hits.every((h) => h.namespace === 'mcp:filesystem')).toBe(true)
     expect(hits[0].name).toMatch(/read_text_file|read_file/)
-    const hybrid = await runCli(['search', 'weather forecast for a city', '--hybrid', '-k', '5'])
+    const hybrid = await runCli(['search', 'weather forecast for a city', '--demo', '--hybrid', '-k', '5'])
     expect(hybrid.code).toBe(0)
-    expect(hybrid.stdout).toMatch(/^ 1\. mcp__/m)
+    expect(hybrid.stdout).toMatch(/^ 1\. toucan-\d+\/\S+/m)
     expect(hybrid.stdout.toLowerCase()).toContain('weather')
   }, 60_000)
 
   it('inspect prints the JSDoc signature; an unknown name exits 5 with suggestions', async () => {
-    const run = await runCli(['inspect', 'filesystem/read_text_file'])
+    const run = await runCli(['inspect', 'filesystem/read_text_file', '--demo'])
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(/@param/)
     expect(run.stdout).toMatch(/path/)
-    const missing = await runCli(['inspect', 'no_such_tool_anywhere'])
+    const missing = await runCli(['inspect', 'no_such_tool_anywhere', '--demo'])
     expect(missing.code).toBe(5)
     expect(missing.stderr).toContain('No tool named "no_such_tool_anywhere"')
   }, 60_000)
 
   it('call validates, runs, and asks before destructive tools', async () => {
-    const destroy = ['call', 'memory/delete_entities', '{"entityNames": ["x"]}']
+    const destroy = ['call', 'memory/delete_entities', '{"entityNames": ["x"]}', '--demo']
     const [sum, invalid, notJson, refused, approved, search] = await Promise.all([
-      runCli(['call', 'everything/get-sum', '{"a": 2, "b": 40}']),
-      runCli(['call', 'everything/get-sum', '{"a": "two"}']),
-      runCli(['call', 'everything/get-sum', '{a: 2']),
+      runCli(['call', 'everything/get-sum', '{"a": 2, "b": 40}', '--demo']),
+      runCli(['call', 'everything/get-sum', '{"a": "two"}', '--demo']),
+      runCli(['call', 'everything/get-sum', '{a: 2', '--demo']),
       runCli(destroy),
       runCli([...destroy, '--yes']),
-      runCli(['search', 'weather', '--json', '-k', '1']),
+      runCli(['search', 'weather', '--demo', '--json', '-k', '1']),
     ])
     expect(sum.code).toBe(0)
     expect(sum.stdout).toContain('The sum of 2 and 40 is 42')
     expect(invalid.code).toBe(6)
-    expect(invalid.stderr).toMatch(/Invalid params for mcp__everything__get_sum_/)
+    expect(invalid.stderr).toContain('The params do not match everything/get-sum')
     expect(invalid.stderr).toContain('"b" is a required property')
     expect(invalid.stderr).toContain('@param {number} params.a')
     expect(notJson.code).toBe(6)
@@ -147,28 +145,14 @@ describe('toolreg search, inspect, call, exec', () => {
     expect(refused.code).toBe(8)
     expect(refused.stderr).toContain('--yes')
     expect(approved.code).toBe(0)
-    const listed = await runCli(['call', JSON.parse(search.stdout)[0].name, '{}'])
+    const listed = await runCli(['call', JSON.parse(search.stdout)[0].id, '{}', '--demo'])
     expect(listed.code).toBe(5)
     expect(listed.stderr).toContain('listed-only catalog')
   }, 120_000)
 
   it.skipIf(!hasScript)('call asks on a terminal before a destructive tool, and honours the answer', async () => {
-    const answer = async (reply) => {
-      // `script` gives the CLI a pseudo-terminal, so it asks instead of refusing.
-      const command = `${process.execPath} ${bin} call memory/delete_entities '{"entityNames": ["x"]}'`
-      const child = spawn('script', ['-qec', command, '/dev/null'], { env: cliEnv(), stdio: ['pipe', 'pipe', 'pipe'] })
-      let out = ''
-      child.stdout.on('data', (d) => {
-        out += d
-        if (out.includes('[y/N]') && !child.answered) {
-          child.answered = true
-          child.stdin.write(`${reply}\n`)
-        }
-      })
-      const code = await new Promise((resolve) => child.on('close', resolve))
-      return { code, out }
-    }
-    const [yes, no] = await Promise.all([answer('y'), answer('n')])
+    const destroy = ['call', 'memory/delete_entities', '{"entityNames": ["x"]}', '--demo']
+    const [yes, no] = await Promise.all([runOnTerminal(destroy, { answer: 'y' }), runOnTerminal(destroy, { answer: 'n' })])
     expect(yes.out).toContain('is marked destructive. Run it with {"entityNames":["x"]}? [y/N]')
     expect(yes.code).toBe(0)
     expect(yes.out).toContain('Entities deleted successfully')
@@ -177,26 +161,26 @@ describe('toolreg search, inspect, call, exec', () => {
   }, 60_000)
 
   it('call repairs broken params it can fix without a model, and says so', async () => {
-    const run = await runCli(['call', 'everything/get-sum', "{'a': '2', b: 40,}"])
+    const run = await runCli(['call', 'everything/get-sum', "{'a': '2', b: 40,}", '--demo'])
     expect(run.code).toBe(0)
     expect(run.stderr).toMatch(/Repaired the params \(.+\): \{"a":2,"b":40\}/)
     expect(run.stdout).toContain('The sum of 2 and 40 is 42')
   }, 60_000)
 
   it('exec runs code in the sandbox that calls a real MCP tool; a failing script exits 7', async () => {
-    const found = await runCli(['search', 'sum of two numbers', '--namespace', 'everything', '--json', '-k', '1'])
+    const found = await runCli(['search', 'sum of two numbers', '--demo', '--namespace', 'everything', '--json', '-k', '1'])
     const name = JSON.parse(found.stdout)[0].name
     expect(name).toMatch(/get_sum/)
     const code = `const [r, same] = await parallel(tools.invoke(${JSON.stringify(name)}, { a: 2, b: 40 }), tools[${JSON.stringify(name)}]({ a: 1, b: 1 })); console.log('called twice'); return { r, same }`
-    const run = await runCli(['exec', code])
+    const run = await runCli(['exec', code, '--demo'])
     expect(run.code).toBe(0)
     expect(run.stderr).toContain('called twice')
     expect(run.stdout).toContain('The sum of 2 and 40 is 42')
     expect(run.stdout).toContain('The sum of 1 and 1 is 2')
-    const failing = await runCli(['exec', 'throw new Error("nope")'])
+    const failing = await runCli(['exec', 'throw new Error("nope")', '--demo'])
     expect(failing.code).toBe(7)
     expect(failing.stderr).toContain('nope')
-    const escape = await runCli(['exec', 'return typeof require + typeof process'])
+    const escape = await runCli(['exec', 'return typeof require + typeof process', '--demo'])
     expect(escape.code).toBe(0)
     expect(escape.stdout).toContain('"undefinedundefined"')
   }, 120_000)
@@ -208,8 +192,9 @@ describe('toolreg search, inspect, call, exec', () => {
       const run = runs[i]
       expect(run.code, command).toBe(0)
       expect(run.stdout).toContain(`Usage: toolreg ${command}`)
-      expect(run.stdout).toContain('Exit codes:')
+      expect(run.stdout).toMatch(new RegExp(`Examples:\\n  \\$ toolreg ${command}\\b`))
     }
+    expect((await runCli(['--help'])).stdout).toContain('Exit codes:')
     const bad = await runCli(['audit', '--context-window', 'lots'])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain('expected a positive whole number')
@@ -232,7 +217,6 @@ describe('toolreg audit with a config file', () => {
     const cases = [
       [{ mcpServers: { github: { command: 42 } } }, 'mcpServers.github.command'],
       [{ mcpServers: { remote: { url: 'ftp://example.invalid/mcp' } } }, 'mcpServers.remote'],
-      [{ mcpServers: { secret: { command: 'node', env: { TOKEN: '${env:TOOLREG_SURELY_UNSET}' } } } }, 'mcpServers.secret.env.TOKEN'],
       [{ tools: {} }, '"mcpServers"'],
       ['{ "mcpServers": ', 'not valid JSON'],
     ]

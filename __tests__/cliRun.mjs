@@ -1,5 +1,5 @@
 // Runs the toolreg CLI as a child process, the way a user does.
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,15 +9,20 @@ export const root = fileURLToPath(new URL('..', import.meta.url))
 export const bin = join(root, 'bin', 'toolreg.mjs')
 /** An empty data folder: the CLI must fall back to the committed catalog excerpt. */
 export const emptyData = mkdtempSync(join(tmpdir(), 'toolreg-cli-no-data-'))
+/** A home folder with no client configs, so discovery never finds the machine user's. */
+export const emptyHome = mkdtempSync(join(tmpdir(), 'toolreg-cli-home-'))
+/** The tools/list cache of the runs of one test file. */
+export const cacheDir = mkdtempSync(join(tmpdir(), 'toolreg-cli-cache-'))
 
 export function cliEnv(extra = {}) {
-  return { ...process.env, TOOLREG_DATA: emptyData, NO_COLOR: '1', FORCE_COLOR: '0', ...extra }
+  const { XDG_CONFIG_HOME, XDG_CACHE_HOME, APPDATA, ...env } = process.env
+  return { ...env, HOME: emptyHome, TOOLREG_CACHE_DIR: cacheDir, TOOLREG_DATA: emptyData, NO_COLOR: '1', FORCE_COLOR: '0', ...extra }
 }
 
 /** Starts the CLI; `done` resolves to `{ code, signal, stdout, stderr, ms }`. */
-export function startCli(args, { env = cliEnv(), input } = {}) {
+export function startCli(args, { env = cliEnv(), input, cwd = root } = {}) {
   const started = Date.now()
-  const child = spawn(process.execPath, [bin, ...args], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [bin, ...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] })
   const out = { stdout: '', stderr: '' }
   child.stdout.on('data', (d) => (out.stdout += d))
   child.stderr.on('data', (d) => (out.stderr += d))
@@ -34,4 +39,28 @@ export function writeConfig(json, name = 'mcp.json') {
   const file = join(mkdtempSync(join(tmpdir(), 'toolreg-cli-config-')), name)
   writeFileSync(file, typeof json === 'string' ? json : JSON.stringify(json, null, 2))
   return file
+}
+
+/** util-linux `script`, to give the CLI a terminal. */
+export const hasScript = spawnSync('script', ['--version']).status === 0
+
+const shellWord = (word) => `'${word.replace(/'/g, `'\\''`)}'`
+
+/**
+ * Runs the CLI on a pseudo-terminal (`script`), typing `answer` once a `[y/N]` question shows;
+ * resolves to `{ code, out }` with stdout and stderr as the terminal showed them.
+ */
+export function runOnTerminal(args, { answer, env = cliEnv(), cwd = root } = {}) {
+  const command = [process.execPath, bin, ...args].map(shellWord).join(' ')
+  const child = spawn('script', ['-qec', command, '/dev/null'], { env, cwd, stdio: ['pipe', 'pipe', 'pipe'] })
+  let out = ''
+  let answered = false
+  child.stdout.on('data', (d) => {
+    out += d
+    if (answer !== undefined && !answered && out.includes('[y/N]')) {
+      answered = true
+      child.stdin.write(`${answer}\n`)
+    }
+  })
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, out })))
 }

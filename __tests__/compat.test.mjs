@@ -344,7 +344,8 @@ describe('compat 5: MCP sync for a host that owns its catalog (real servers)', (
 
   it('the McpHub path keeps its own rules: ids from buildMcpToolWireId, nothing synced without a selection', async () => {
     const { registry } = quietRegistry()
-    expect(await syncMcpToolsToRegistry(registry, hub)).toEqual({ registered: [], evicted: [], listedServers: [], failedServers: [] })
+    await expect(syncMcpToolsToRegistry(registry, hub)).rejects.toMatchObject({ code: 'TOOLREG_INVALID_ARGUMENT', message: expect.stringContaining('selectedToolIds') })
+    expect(await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: [] })).toEqual({ registered: [], evicted: [], listedServers: [], failedServers: [] })
     const echoId = buildMcpToolWireId({ serverId: 'ev', serverName: 'Everything', toolName: 'echo' })
     // The reference id's server segment ("memory") names the Memory server, so it is listed, but
     // only toolreg's own ids match there.

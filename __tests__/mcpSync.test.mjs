@@ -72,6 +72,31 @@ describe('syncMcpToolsToRegistry with real servers', () => {
     }
   })
 
+  it('refuses a sync with no selection instead of registering nothing silently', async () => {
+    const fresh = new McpHub({ servers: [referenceServer('everything', 'ev3')] })
+    try {
+      const missing = syncMcpToolsToRegistry(quiet(), fresh, {})
+      await expect(missing).rejects.toThrow(TypeError)
+      await expect(missing).rejects.toMatchObject({ code: 'TOOLREG_INVALID_ARGUMENT', message: expect.stringMatching(/selectedToolIds: is required with an McpHub/) })
+      expect(fresh.status()[0].state).toBe('idle')
+    } finally {
+      await fresh.close()
+    }
+  })
+
+  it('takes mcpToolIds as any iterable: an array selects the same tools as a Set', async () => {
+    const warnings = []
+    const registry = new ToolRegistry({ logger: { warn: (w) => warnings.push(w) } })
+    const ids = [wire('ev', 'Everything', 'echo'), wire('ev', 'Everything', 'get-sum')]
+    await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: ids })
+    const fromSet = Object.keys(registry.selectActiveTools({ mcpToolIds: new Set(ids) }))
+    expect(fromSet).toHaveLength(2)
+    expect(Object.keys(registry.selectActiveTools({ mcpToolIds: ids }))).toEqual(fromSet)
+    expect(registry.selectActive({ mcpToolIds: ids.values() }).map((e) => e.name)).toEqual(fromSet)
+    expect(() => registry.selectActive({ mcpToolIds: 42 })).toThrow(/scope\.mcpToolIds/)
+    expect(warnings).toEqual([])
+  })
+
   it('converts images to media parts for the model', async () => {
     const registry = quiet()
     const imageId = wire('ev', 'Everything', 'get-tiny-image')

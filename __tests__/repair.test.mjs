@@ -191,6 +191,26 @@ describe('createAiRepair with a host generate function', () => {
     expect(prompts[3]).toMatch(/room/)
   })
 
+  it('unwraps a model answer sent as { arguments: {...} }, as the local pass does for a call', async () => {
+    const reports = []
+    const repair = createAiRepair({
+      generate: async () => ({ arguments: { title: 'Standup', date: '2026-12-02' } }),
+      onRepair: (r) => reports.push(r),
+    })
+    const repaired = await repair({ toolCall: broken, tools, error })
+    expect(JSON.parse(repaired.input)).toEqual({ title: 'Standup', date: '2026-12-02' })
+    expect(reports[0].how).toBe('model')
+    expect(reports[0].steps).toEqual(['model:attempt 1', expect.stringMatching(/^unwrap:envelope arguments/)])
+  })
+
+  it('after a NoSuchToolError the local pass resolves the name; the model repairs the arguments for that tool', async () => {
+    const misnamed = call('functions.create_event', '{"title": "Standup", "date": "tomorrow"}')
+    const asked = []
+    const repaired = await createAiRepair({ generate: async (request) => (asked.push(request.toolName), { title: 'Standup', date: '2026-12-02' }) })({ toolCall: misnamed, tools, error: errorFor(misnamed, tools) })
+    expect(repaired).toEqual({ ...misnamed, toolName: 'create_event', input: '{"title":"Standup","date":"2026-12-02"}' })
+    expect(asked).toEqual(['create_event'])
+  })
+
   it('never asks the model to pick a tool, and survives a failing generate', async () => {
     let asked = 0
     const generate = async () => {

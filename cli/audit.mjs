@@ -1,11 +1,15 @@
-// What the configured tools cost: exact o200k_base tokens per tool and server (the registry's
-// own cost path), the defer decision for a context window and its reason, and the savings.
+// What the configured tools cost: o200k_base tokens per tool and server (the registry's own
+// cost path; exact for OpenAI models, an estimate for others), the defer decision for a context
+// window and its reason, and the savings.
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
 const { shouldDefer, FALLBACK_CONTEXT_WINDOW } = require('../index.js')
 const { recordCosts, DEFAULT_ENCODING } = require('../js/tokens.js')
 const { recordOf, hasApprovalGate } = require('../js/registry.js')
+
+/** o200k_base is what OpenAI models count (and what toolreg prices with); others only approximate. */
+export const isOpenAIModel = (model) => model == null || /^(openai\/)?(gpt-|o\d|chatgpt|codex)/i.test(model)
 
 export const REPORT_WINDOWS = [8_000, 32_000, 128_000, 200_000, 1_000_000]
 
@@ -82,7 +86,10 @@ export async function audit(session, opts = {}) {
   return {
     toolreg: 'audit',
     encoding: DEFAULT_ENCODING,
-    config: session.configFile,
+    config: session.configFiles[0] ?? null,
+    configFiles: session.configFiles,
+    notice: session.source.notice ?? null,
+    tokensExact: isOpenAIModel(opts.model),
     catalog: session.catalog,
     skipped: session.skipped,
     contextWindow,

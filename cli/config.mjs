@@ -2,7 +2,8 @@
 // Cursor, Cherry Studio, Cline) and VS Code's `{ "servers": { id: {...} } }`, turned into the
 // server configs McpHub takes. Every error names the file and the key.
 import { readFileSync } from 'node:fs'
-import { dirname, resolve } from 'node:path'
+import { homedir } from 'node:os'
+import { basename, dirname, resolve, sep } from 'node:path'
 
 export class ConfigError extends Error {
   constructor(file, key, message) {
@@ -14,33 +15,50 @@ export class ConfigError extends Error {
   }
 }
 
-const ENV_REFERENCE = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g
-const OTHER_REFERENCE = /\$\{(?!env:)[^}]*\}/
+/** `${name}` or `${kind:arg}`, as VS Code and Cursor write variables. */
+const VARIABLE = /\$\{([^}:]*)(?::([^}]*))?\}/g
+
+/** A variable this server cannot be started without: the server is skipped, the rest run. */
+class Unresolved extends Error {}
 
 const HTTP_TYPES = { http: 'streamableHttp', streamableHttp: 'streamableHttp', 'streamable-http': 'streamableHttp', streamable_http: 'streamableHttp', sse: 'sse' }
 
 const isPlainObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value)
 
-/** Reads and converts one config file; `env` is where `${env:VAR}` is looked up. */
-export function loadConfigFile(file, env = process.env) {
+/**
+ * Where `${workspaceFolder}` points: the project folder of a `.vscode/` or `.cursor/` config,
+ * else the folder the command runs in (VS Code's workspace is the folder it opened).
+ */
+export function workspaceOf(file, cwd = process.cwd()) {
+  const folder = dirname(file)
+  return ['.vscode', '.cursor'].includes(basename(folder)) ? dirname(folder) : cwd
+}
+
+/**
+ * Reads and converts one config file. `env` is where `${env:VAR}` is looked up, `home` is
+ * `${userHome}`, `cwd` the workspace of a config that is not in a project folder.
+ */
+export function loadConfigFile(file, { env = process.env, home = homedir(), cwd = process.cwd() } = {}) {
   const path = resolve(file)
+  return parseConfig(readConfigJson(path), path, { env, home, workspace: workspaceOf(path, cwd) })
+}
+
+export function readConfigJson(path) {
   let text
   try {
     text = readFileSync(path, 'utf8')
   } catch (error) {
     throw new ConfigError(path, null, `cannot be read (${error.code ?? error.message})`)
   }
-  let json
   try {
-    json = JSON.parse(text)
+    return JSON.parse(text)
   } catch (error) {
     throw new ConfigError(path, null, `is not valid JSON (${error.message})`)
   }
-  return parseConfig(json, path, env)
 }
 
 /** `{ servers: hub configs with a `display` command line, skipped: [{ key, why }] }`. */
-export function parseConfig(json, file, env = process.env) {
+export function parseConfig(json, file, { env = process.env, home = homedir(), workspace = process.cwd() } = {}) {
   if (!isPlainObject(json)) throw new ConfigError(file, null, 'expected a JSON object')
   const rootKey = 'mcpServers' in json ? 'mcpServers' : 'servers' in json ? 'servers' : null
   if (!rootKey) {
@@ -57,17 +75,37 @@ export function parseConfig(json, file, env = process.env) {
       skipped.push({ key, why: raw.disabled === true ? 'disabled: true' : 'isActive: false' })
       continue
     }
-    servers.push(serverConfig(id, raw, { file, key, env }))
+    try {
+      servers.push(serverConfig(id, raw, { file, key, env, home, workspace }))
+    } catch (error) {
+      if (!(error instanceof Unresolved)) throw error
+      skipped.push({ key, why: error.message })
+    }
   }
   return { file, rootKey, servers, skipped }
 }
 
-function substitute(value, key, { file, env }) {
-  const other = OTHER_REFERENCE.exec(value)
-  if (other) throw new ConfigError(file, key, `${other[0]} is not supported; only \${env:VAR} is substituted`)
-  return value.replace(ENV_REFERENCE, (_, name) => {
-    if (env[name] === undefined) throw new ConfigError(file, key, `\${env:${name}} is used but ${name} is not set`)
-    return env[name]
+function substitute(value, key, { env, home, workspace }) {
+  return value.replace(VARIABLE, (whole, name, arg) => {
+    if (arg !== undefined) {
+      if (name === 'input') throw new Unresolved(`${key} uses ${whole}, which VS Code asks the user for; write the value (or \${env:VAR}) into the config to audit this server`)
+      if (name !== 'env') throw new Unresolved(`${key} uses ${whole}, which only the editor can resolve`)
+      if (env[arg] === undefined) throw new Unresolved(`${key} uses ${whole}, but ${arg} is not set`)
+      return env[arg]
+    }
+    switch (name) {
+      case 'workspaceFolder':
+        return workspace
+      case 'workspaceFolderBasename':
+        return basename(workspace)
+      case 'userHome':
+        return home
+      case 'pathSeparator':
+      case '/':
+        return sep
+      default:
+        throw new Unresolved(`${key} uses ${whole}, which toolreg cannot resolve outside the editor`)
+    }
   })
 }
 

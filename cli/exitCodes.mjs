@@ -20,7 +20,7 @@ export const EXIT_HELP = `Exit codes:
   3    bad config file (the message names the file and the key)
   4    audit/report finished, but at least one server failed or timed out
   5    no such tool, an ambiguous name, or a listed-only catalog tool (call)
-  6    call: the params are not valid JSON or do not match the tool's schema, and the local repair could not fix them
+  6    call: the params are not valid JSON or do not match the tool's schema, and the local repair could not fix them (or fixed them in a way that needs --yes)
   7    call: the tool ran and failed (isError, or the server errored/timed out); exec: the code failed
   8    call: approval needed and not given (declined, or no terminal and no --yes)
   130  interrupted (Ctrl-C); every server process is stopped first

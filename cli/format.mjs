@@ -38,13 +38,46 @@ const TOOL_HEAD = ['tool', 'tokens', '% window', 'decision', 'reason']
 const TOOL_ALIGN = ['left', 'right', 'right', 'left', 'left']
 const toolRow = (t, label = t.tool) => [label, num(t.tokens), pct(t.share), decisionText(t), shortReason(t)]
 
+/** "Exact o200k_base tokens" where that is what the model counts, else what it is for it. */
+export function tokenLabel(doc) {
+  return doc.tokensExact ? `Exact ${doc.encoding} tokens` : `${doc.encoding} tokens (an estimate for ${doc.model}, whose tokenizer differs; exact for OpenAI models)`
+}
+
+/** Lines of stderr worth showing: the last ten, plus earlier ones that name an error. */
+function stderrLines(tail, verbose) {
+  const lines = tail.trimEnd().split('\n').filter((l) => l.trim())
+  if (verbose || lines.length <= 10) return lines
+  const cause = /error|exception|cannot|can't|failed|not found|denied|missing|ERR_/i
+  const earlier = lines.slice(0, -10).filter((l) => cause.test(l)).slice(-5)
+  return [...earlier, ...(earlier.length ? ['…'] : []), ...lines.slice(-10)]
+}
+
+/**
+ * A failed server: its id, one sentence, a hint, the command or URL, and its stderr; with
+ * `verbose` also the hub's full error and every stderr line it kept.
+ */
+export function formatFailure(s, { verbose = false, indent = '' } = {}) {
+  const stdio = s.transport === 'stdio'
+  const out = [`${s.id}${s.key ? ` ${pc.dim(`(${s.key})`)}` : ''}: ${s.summary}`]
+  if (s.hint) out.push(`${indent}hint:    ${s.hint}`)
+  out.push(`${indent}${stdio ? 'command:' : 'url:    '} ${s.command}`)
+  if (verbose) out.push(`${indent}error:   ${s.error}`)
+  if (stdio) {
+    const lines = stderrLines(s.stderrTail ?? '', verbose)
+    out.push(lines.length ? `${indent}stderr:\n${lines.map((l) => `${indent}  | ${l}`).join('\n')}` : `${indent}stderr:  (empty)`)
+  }
+  if (!verbose) out.push(`${indent}${pc.dim('(--verbose shows the full error)')}`)
+  return out.join('\n')
+}
+
 /** The audit as tables and a summary; `all` lists every catalog server and tool. */
-export function formatAudit(doc, { all = false } = {}) {
+export function formatAudit(doc, { all = false, verbose = false } = {}) {
   const out = []
   const mcp = doc.servers.filter((s) => s.kind === 'mcp')
   const catalog = doc.servers.filter((s) => s.kind === 'catalog')
-  out.push(pc.bold(`toolreg audit: ${doc.config ?? 'embedded default (MCP reference servers + catalog)'}`))
-  out.push(`Exact ${doc.encoding} tokens of each tool definition as a provider receives it; context window ${num(doc.contextWindow)}${doc.model ? ` (${doc.model})` : ''}.`)
+  if (doc.notice) out.push(pc.bold(pc.yellow(doc.notice)), '')
+  out.push(pc.bold(`toolreg audit: ${doc.configFiles.length ? doc.configFiles.join(', ') : 'the demo setup (MCP reference servers + catalog)'}`))
+  out.push(`${tokenLabel(doc)} of each tool definition as a provider receives it; context window ${num(doc.contextWindow)}${doc.model ? ` (${doc.model})` : ''}.`)
   for (const s of doc.skipped) out.push(pc.yellow(`skipped ${s.key}: ${s.why}`))
 
   if (mcp.length) {
@@ -66,13 +99,7 @@ export function formatAudit(doc, { all = false } = {}) {
   const failed = doc.servers.filter((s) => s.status === 'failed')
   if (failed.length) {
     out.push('', pc.bold(pc.red(`Failed servers (${failed.length})`)))
-    for (const s of failed) {
-      const stdio = s.transport === 'stdio'
-      out.push(`${pc.red('✘')} ${s.id} ${pc.dim(`(${s.key})`)}`, `    ${stdio ? 'command:' : 'url:    '} ${s.command}`, `    error:   ${s.error}`)
-      if (!stdio) continue
-      const tail = s.stderrTail.trim().split('\n').slice(-10)
-      out.push(s.stderrTail.trim() ? `    stderr (last ${tail.length === 1 ? 'line' : `${tail.length} lines`}):\n${tail.map((l) => `      | ${l}`).join('\n')}` : '    stderr:  (empty)')
-    }
+    for (const s of failed) out.push(`${pc.red('✘')} ${formatFailure(s, { verbose, indent: '    ' })}`)
   }
   const m = doc.summary
   out.push(
@@ -85,5 +112,6 @@ export function formatAudit(doc, { all = false } = {}) {
     `  inline     ${num(m.inlineTokens)} tokens per request${m.deferredTools ? ` (incl. ${num(m.overheadTokens)} for the meta-tools and <deferred-tools> section)` : ''}`,
     `  saved      ${pc.bold(num(m.savedTokens))} tokens per request`,
   )
+  if (doc.notice) out.push('', pc.bold(pc.yellow(doc.notice)))
   return out.join('\n')
 }

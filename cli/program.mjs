@@ -2,18 +2,22 @@
 // your model's context window, and whether the right tool can still be found.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { createRequire } from 'node:module'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import pc from 'picocolors'
-import { openSession } from './session.mjs'
+import { DEFAULT_TIMEOUT_MS, PACKAGE_RUNNER_TIMEOUT_MS, openSession } from './session.mjs'
+import { readCachedTools } from './cache.mjs'
 import { createProgress } from './progress.mjs'
 import { audit, decisionsAt } from './audit.mjs'
-import { clip, formatAudit, num } from './format.mjs'
-import { searchTools, resolveTool, signatureOf, callTool, execCode } from './tools.mjs'
+import { clip, formatAudit, formatFailure, num } from './format.mjs'
+import { searchTools, resolveTool, signatureOf, callTool, execCode, labelOf, splitName } from './tools.mjs'
 import { buildReport } from './report.mjs'
 import { modelWindow, MODEL_WINDOWS } from './models.mjs'
 import { CliError, EXIT, EXIT_HELP } from './exitCodes.mjs'
 
-const DEFAULT_TIMEOUT_MS = 30_000
+const require = createRequire(import.meta.url)
+const { McpHub } = require('../index.js')
+const { resolveJsonSchema } = require('../js/schema.js')
 
 function positiveInt(value) {
   const n = Number(value.replace(/[_,]/g, ''))
@@ -21,29 +25,71 @@ function positiveInt(value) {
   return n
 }
 
-const configOption = () => new Option('-c, --config <file>', 'MCP config: {"mcpServers": {...}} (Claude Desktop, Cursor, Cherry Studio) or {"servers": {...}} (VS Code); default: the embedded reference servers + catalog')
+const configOption = () => new Option('-c, --config <file>', 'MCP config: {"mcpServers": {...}} (Claude Desktop, Cursor, Claude Code, Cherry Studio) or {"servers": {...}} (VS Code); default: the project\'s .cursor/mcp.json, .vscode/mcp.json, .mcp.json, else your Claude Desktop / Cursor / Claude Code config')
+const demoOption = () => new Option('--demo', 'use the demo setup (the MCP reference servers + a listed-only catalog) instead of any config')
 const windowOption = () => new Option('-w, --context-window <n>', 'the model\'s context window in tokens (default: --model\'s, else 32,000)').argParser(positiveInt)
 const modelOption = () => new Option('-m, --model <name>', `take the window from a known model id (${MODEL_WINDOWS.map(([m]) => m).join(', ')})`)
-const timeoutOption = () => new Option('-t, --timeout <ms>', 'per-server time to connect and list tools').argParser(positiveInt).default(DEFAULT_TIMEOUT_MS)
+const timeoutOption = () => new Option('-t, --timeout <ms>', `per-server time to start and list tools (default ${num(DEFAULT_TIMEOUT_MS)}; ${num(PACKAGE_RUNNER_TIMEOUT_MS)} for npx, uvx and other package runners, whose first run downloads)`).argParser(positiveInt)
+const refreshOption = () => new Option('--refresh', 'list every server live instead of using the cached tool lists (kept a day)')
+const verboseOption = () => new Option('-v, --verbose', 'show servers\' full errors and stderr')
 
-/** Opens the configured servers; progress lines on stderr only where asked. */
-async function session(open, opts, { progress = false } = {}) {
-  const bar = progress ? createProgress() : undefined
-  const s = await open({ config: opts.config, timeoutMs: opts.timeout, progress: bar })
-  if (!progress) {
-    for (const failed of s.servers.filter((x) => x.status === 'failed')) {
-      process.stderr.write(pc.yellow(`warning: ${failed.id} failed (${failed.error}); its tools are left out\n`))
-    }
-  }
-  return s
+const examples = (...lines) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`
+
+/** Where the servers come from, in a line for stderr; the demo says so loudly. */
+function announce(source, { always = false } = {}) {
+  if (source.notice) process.stderr.write(pc.yellow(`${source.notice}\n`))
+  else if (always || process.stderr.isTTY) process.stderr.write(pc.dim(`servers from ${source.kind === 'demo' ? 'the demo setup' : source.files.join(', ')}\n`))
 }
 
-async function withSession(open, opts, run, settings) {
-  const s = await session(open, opts, settings)
+/**
+ * Opens what a command needs. Failed servers are one warning line each on stderr (the full error
+ * with --verbose); audit and report show them in their output instead.
+ */
+async function withSession(open, opts, run, { plainProgress = false, start = 'all', useCache = false, quietFailures = false } = {}) {
+  const s = await open({
+    config: opts.config,
+    demo: opts.demo,
+    onSource: (source) => !plainProgress && announce(source),
+    timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS,
+    timeoutGiven: opts.timeout !== undefined,
+    start,
+    useCache: useCache && !opts.refresh,
+    progress: createProgress(process.stderr, { plain: plainProgress }),
+  })
   try {
+    if (!quietFailures) {
+      for (const failed of s.servers.filter((x) => x.status === 'failed')) {
+        const detail = opts.verbose ? `\n${formatFailure(failed, { verbose: true, indent: '  ' })}` : ' (--verbose for details)'
+        process.stderr.write(pc.yellow(`warning: ${failed.id} is left out: ${failed.summary}${detail}\n`))
+      }
+    }
     return await run(s)
   } finally {
     await s.close()
+  }
+}
+
+/**
+ * The servers NAME can be on, so `call`/`inspect` start only those: `server/tool` names one; a
+ * wire id's owner follows from the server names; a bare tool name is looked up in the cached
+ * listings; only a name no cache knows starts every server.
+ */
+function serversFor(name) {
+  return (source) => {
+    const ids = source.servers.map((s) => s.config.id)
+    const split = splitName(name)
+    if (split && ids.includes(split[0])) return new Set([split[0]])
+    if (name.startsWith('mcp__')) {
+      const hub = new McpHub({ servers: source.servers.map((s) => s.config) })
+      try {
+        return new Set(hub.serversForToolIds([name]))
+      } finally {
+        hub.close()
+      }
+    }
+    if (split) return new Set() // no such server: the error lists the ones there are
+    const cached = source.servers.filter((s) => readCachedTools(s.config)?.tools.some((t) => t.name === name))
+    return cached.length ? new Set(cached.map((s) => s.config.id)) : 'all'
   }
 }
 
@@ -52,119 +98,152 @@ function windowOf(opts) {
   if (!opts.model) return {}
   const window = modelWindow(opts.model)
   if (!window) {
-    throw new CliError(`Unknown model ${JSON.stringify(opts.model)}: pass --context-window N, or one of ${MODEL_WINDOWS.map(([m]) => m).join(', ')}`, EXIT.USAGE)
+    throw new CliError(`Unknown model ${JSON.stringify(opts.model)}: pass --context-window N, or one of ${MODEL_WINDOWS.map(([m]) => m).join(', ')}.`, EXIT.USAGE)
   }
   return { modelWindow: window, model: opts.model }
 }
 
+const configuredIds = (s) => s.source.servers.map((x) => x.config.id)
+
+const printJson = (value) => process.stdout.write(`${JSON.stringify(value)}\n`)
+
 /**
- * The commander program and the exit code its action settles on. `open` opens a session for
- * a command; the demo passes one that runs several commands on one session.
+ * The commander program and the exit code its action settles on. `open` opens a session for a
+ * command; the demo passes one that runs several commands on one session.
  */
 export function createProgram({ open = openSession } = {}) {
+  const session = (opts, run, settings) => withSession(open, opts, run, settings)
   const outcome = { exitCode: EXIT.OK }
   const program = new Command('toolreg')
     .description('Audit what your MCP servers cost in tokens, decide what to defer for a context window, and search, inspect and call their tools.')
     .version(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version)
     .exitOverride()
-    .showHelpAfterError()
-    .addHelpText('after', `\n${EXIT_HELP}`)
+    .addHelpText('after', `${examples('toolreg audit --model claude-sonnet-4', 'toolreg search "read a file"', 'toolreg call filesystem/read_text_file \'{"path": "README.md"}\'')}\n${EXIT_HELP}`)
+  // A usage error is one line and where to read more, never the whole help again.
+  const usageErrors = (command, path) =>
+    command.configureOutput({ outputError: (text, write) => write(`${text.trim()}\nRun "${path} --help" for usage.\n`) })
+  usageErrors(program, 'toolreg')
+  const command = (name) => {
+    const c = program.command(name)
+    usageErrors(c, `toolreg ${name}`)
+    return c
+  }
 
-  program
-    .command('audit')
-    .description('connect to every server (concurrently, each within --timeout) and report each tool\'s exact token cost, the defer decision and the savings')
+  command('audit')
+    .description('start every server (concurrently, each within --timeout) and report each tool\'s token cost, the defer decision and the savings')
     .addOption(configOption())
+    .addOption(demoOption())
     .addOption(windowOption())
     .addOption(modelOption())
     .option('--json', 'print one JSON document instead of tables')
     .option('--all', 'list every catalog server and tool, not only the costliest')
     .addOption(timeoutOption())
-    .addHelpText('after', `\n${EXIT_HELP}`)
+    .addOption(verboseOption())
+    .addHelpText('after', examples('toolreg audit', 'toolreg audit --config ~/.cursor/mcp.json --model gpt-4o', 'toolreg audit --json | jq .summary'))
     .action(async (opts) => {
       const window = windowOf(opts)
-      const doc = await withSession(open, opts, (s) => audit(s, window), { progress: true })
-      process.stdout.write(opts.json ? `${JSON.stringify(doc)}\n` : `${formatAudit(doc, { all: opts.all })}\n`)
+      const doc = await session(opts, (s) => audit(s, window), { plainProgress: true, quietFailures: true })
+      process.stdout.write(opts.json ? `${JSON.stringify(doc)}\n` : `${formatAudit(doc, { all: opts.all, verbose: opts.verbose })}\n`)
       if (doc.summary.failedServers) outcome.exitCode = EXIT.SERVER_FAILED
     })
 
-  program
-    .command('search')
-    .description('ranked tool search (BM25 over names, descriptions and parameters; --hybrid adds the built-in embeddings)')
+  command('search')
+    .description('ranked tool search (BM25 over names, descriptions and parameters; --hybrid adds the built-in embeddings); uses the cached tool lists, starting only servers with none')
     .argument('<query>', 'what the tool should do')
     .addOption(configOption())
-    .option('-n, --namespace <ns>', 'only this server (id or mcp:id)')
+    .addOption(demoOption())
+    .option('-n, --namespace <server>', 'only this server')
     .option('-k, --limit <k>', 'how many hits', positiveInt, 5)
     .option('--hybrid', 'fuse word ranking with the built-in static embeddings (no model download, no network)')
     .option('--json', 'print the hits as JSON')
+    .addOption(refreshOption())
     .addOption(timeoutOption())
-    .addHelpText('after', `\n${EXIT_HELP}`)
+    .addOption(verboseOption())
+    .addHelpText('after', examples('toolreg search "read a text file"', 'toolreg search "create an issue" --namespace github --limit 3', 'toolreg search "how is bitcoin trading" --hybrid --json'))
     .action(async (query, opts) => {
-      const hits = await withSession(open, opts, (s) => searchTools(s.registry, query, opts))
-      if (opts.json) return process.stdout.write(`${JSON.stringify(hits)}\n`)
+      const hits = await session(opts, async (s) => (await searchTools(s.registry, query, opts)).map((h) => ({ id: labelOf(s.registry.getByName(h.name)), ...h })), { useCache: true })
+      if (opts.json) return printJson(hits)
       if (!hits.length) return console.log(`No tool matches ${JSON.stringify(query)}.`)
-      hits.forEach((h, i) => console.log(`${String(i + 1).padStart(2)}. ${pc.bold(h.name)}  ${pc.dim(h.namespace)}  ${pc.dim(`score ${h.score.toFixed(3)}`)}\n    ${clip(h.description, 160)}`))
+      hits.forEach((h, i) => console.log(`${String(i + 1).padStart(2)}. ${pc.bold(h.id)}  ${pc.dim(`score ${h.score.toFixed(3)}`)}\n    ${clip(h.description, 160)}`))
     })
 
-  program
-    .command('inspect')
-    .description('print a tool\'s signature as JSDoc (what tool_inspect shows the model)')
-    .argument('<name>', 'wire id (mcp__server__tool_…), server/tool, or a tool name only one server has')
+  command('inspect')
+    .description('print a tool\'s signature as JSDoc (what tool_inspect shows the model); starts only that tool\'s server, or none when its tool list is cached')
+    .argument('<name>', 'server/tool (a wire id mcp__…, or a tool name only one server has, also works)')
     .addOption(configOption())
+    .addOption(demoOption())
+    .option('--json', 'print { id, name, server, tool, description, inputSchema, signature }')
+    .addOption(refreshOption())
     .addOption(timeoutOption())
-    .addHelpText('after', `\n${EXIT_HELP}`)
+    .addOption(verboseOption())
+    .addHelpText('after', examples('toolreg inspect filesystem/read_text_file', 'toolreg inspect memory/create_entities --json'))
     .action(async (name, opts) => {
-      console.log(await withSession(open, opts, (s) => signatureOf(resolveTool(s.registry, name))))
+      const out = await session(opts, async (s) => {
+        const entry = resolveTool(s.registry, name, { configured: configuredIds(s) })
+        return { id: labelOf(entry), name: entry.name, server: entry.mcp?.serverId ?? null, tool: entry.mcp?.toolName ?? null, description: entry.tool.description ?? entry.description, inputSchema: await resolveJsonSchema(entry.tool), signature: await signatureOf(entry) }
+      }, { start: serversFor(name), useCache: true })
+      if (opts.json) return printJson(out)
+      console.log(out.signature)
     })
 
-  program
-    .command('call')
-    .description('validate JSON params against the tool\'s schema, ask for approval if the tool is destructive, run it and print the result')
-    .argument('<name>', 'wire id, server/tool, or a tool name only one server has')
+  command('call')
+    .description('validate JSON params against the tool\'s schema, ask before a destructive tool or a repair that changed the params, run it and print the result; starts only that tool\'s server')
+    .argument('<name>', 'server/tool (a wire id mcp__…, or a tool name only one server has, also works)')
     .argument('[params]', 'the tool\'s input as JSON', '{}')
     .addOption(configOption())
-    .option('-y, --yes', 'approve destructive tools without asking')
+    .addOption(demoOption())
+    .option('-y, --yes', 'approve destructive tools and repaired params without asking')
     .option('--json', 'print the raw MCP result as JSON')
     .addOption(timeoutOption())
-    .addHelpText('after', `\n${EXIT_HELP}`)
+    .addOption(verboseOption())
+    .addHelpText('after', examples('toolreg call everything/get-sum \'{"a": 2, "b": 40}\'', 'toolreg call filesystem/write_file \'{"path": "/tmp/x", "content": "hi"}\' --yes', 'toolreg call memory/read_graph --json'))
     .action(async (name, params, opts) => {
-      const out = await withSession(open, opts, (s) => callTool(s.registry, name, params, opts))
+      const out = await session(opts, (s) => callTool(s.registry, name, params, { ...opts, configured: configuredIds(s) }), { start: serversFor(name) })
       console.log(opts.json ? JSON.stringify(out.result) : out.text)
     })
 
-  program
-    .command('exec')
+  command('exec')
     .description('run JavaScript that calls tools (tools.<name>(params), parallel, settle, console) in the tool_exec sandbox; prints the returned value as JSON')
     .argument('[code]', 'an async function body')
     .option('-f, --file <file>', 'read the code from a file')
     .addOption(configOption())
+    .addOption(demoOption())
     .option('-y, --yes', 'approve destructive tools without asking')
+    .option('--json', 'print { result, logs } on one line (logs are not echoed to stderr)')
     .addOption(timeoutOption())
-    .addHelpText('after', `\n${EXIT_HELP}`)
+    .addOption(verboseOption())
+    .addHelpText('after', examples('toolreg exec "return await tools.invoke(\'mcp__everything__get_sum_9dd64e7f5e\', { a: 2, b: 40 })"', 'toolreg exec --file script.js --json'))
     .action(async (code, opts) => {
       if ((code === undefined) === (opts.file === undefined)) throw new CliError('Give the code either as an argument or with --file, not both.', EXIT.USAGE)
       const source = code ?? readFileSync(opts.file, 'utf8')
-      const result = await withSession(open, opts, (s) => execCode(s.registry, source, opts))
-      console.log(JSON.stringify(result, null, 2))
+      const out = await session(opts, (s) => execCode(s.registry, source, opts))
+      if (opts.json) return printJson(out)
+      for (const line of out.logs) console.error(line)
+      console.log(JSON.stringify(out.result, null, 2))
     })
 
-  program
-    .command('report')
+  command('report')
     .description('write one self-contained HTML page: treemap of token cost, decisions at 8k-1M windows, top tools, search')
     .addOption(configOption())
+    .addOption(demoOption())
     .option('-o, --out <file>', 'where to write the page', 'toolreg-report.html')
     .addOption(windowOption())
     .addOption(modelOption())
+    .option('--json', 'print { file, bytes, servers, tools, failedServers } instead of a sentence')
     .addOption(timeoutOption())
-    .addHelpText('after', `\n${EXIT_HELP}`)
+    .addOption(verboseOption())
+    .addHelpText('after', examples('toolreg report --out report.html', 'toolreg report --config .vscode/mcp.json --model gemini-2.5-pro'))
     .action(async (opts) => {
       const window = windowOf(opts)
-      const { doc, html } = await withSession(open, opts, async (s) => {
+      const { doc, html } = await session(opts, async (s) => {
         const doc = await audit(s, window)
         return { doc, html: buildReport(doc, await decisionsAt(s.registry)) }
-      }, { progress: true })
+      }, { plainProgress: true, quietFailures: true })
       const out = resolve(opts.out)
       writeFileSync(out, html)
-      console.log(`Wrote ${out} (${num(Buffer.byteLength(html))} bytes): ${num(doc.summary.tools)} tools on ${num(doc.servers.length)} servers. Open it in any browser; it needs no network.`)
+      const summary = { file: out, bytes: Buffer.byteLength(html), servers: doc.servers.length, tools: doc.summary.tools, failedServers: doc.summary.failedServers }
+      if (opts.json) printJson(summary)
+      else console.log(`Wrote ${out} (${num(summary.bytes)} bytes): ${num(summary.tools)} tools on ${num(summary.servers)} servers. Open it in any browser; it needs no network.`)
       if (doc.summary.failedServers) outcome.exitCode = EXIT.SERVER_FAILED
     })
   return { program, outcome }

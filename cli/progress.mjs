@@ -1,11 +1,12 @@
-// Connection progress, one line per server, on stderr (stdout stays clean for --json): redrawn
-// in place on a terminal, plain lines as events happen otherwise (CI logs, pipes, tests).
+// Start-up progress, one line per server, on stderr (stdout stays clean for --json): redrawn
+// in place on a terminal; elsewhere (CI logs, pipes, tests) plain lines as events happen when
+// `plain` is set (audit and report, whose progress is part of their story), else nothing.
 import pc from 'picocolors'
 import { clip } from './format.mjs'
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏']
 
-export function createProgress(stream = process.stderr, { live = stream.isTTY === true } = {}) {
+export function createProgress(stream = process.stderr, { live = stream.isTTY === true, plain = true } = {}) {
   const rows = new Map()
   let drawn = 0
   let frame = 0
@@ -15,7 +16,7 @@ export function createProgress(stream = process.stderr, { live = stream.isTTY ==
     const elapsed = ((row.doneAt ?? Date.now()) - row.startedAt) / 1000
     const mark = row.state === 'ok' ? pc.green('✔') : row.state === 'failed' ? pc.red('✘') : pc.cyan(FRAMES[frame % FRAMES.length])
     // One screen line per server, or moving the cursor up by the row count would go wrong.
-    const room = Math.max(10, (stream.columns ?? 100) - id.length - 26)
+    const room = Math.max(10, (stream.columns || 100) - id.length - 26)
     return `${mark} ${id.padEnd(16)} ${row.state === 'failed' ? pc.red(clip(row.message, room)) : clip(row.message, room)} ${pc.dim(`${elapsed.toFixed(1)}s`)}`
   }
   const redraw = () => {
@@ -31,7 +32,7 @@ export function createProgress(stream = process.stderr, { live = stream.isTTY ==
       if (live) {
         timer ??= setInterval(redraw, 80)
         redraw()
-      } else {
+      } else if (plain) {
         stream.write(`${id}: ${message}\n`)
       }
     },
@@ -39,7 +40,7 @@ export function createProgress(stream = process.stderr, { live = stream.isTTY ==
       const row = rows.get(id)
       Object.assign(row, { state: ok ? 'ok' : 'failed', message, doneAt: Date.now() })
       if (live) redraw()
-      else stream.write(`${id}: ${message} (${((row.doneAt - row.startedAt) / 1000).toFixed(1)}s)\n`)
+      else if (plain) stream.write(`${id}: ${message} (${((row.doneAt - row.startedAt) / 1000).toFixed(1)}s)\n`)
     },
     stop() {
       clearInterval(timer)

@@ -4,6 +4,8 @@
 ;(function () {
   'use strict'
   var data = JSON.parse(document.getElementById('toolreg-data').textContent)
+  // Tools come as rows (see cli/report.mjs); named fields from here on.
+  data.tools = data.tools.map(function (r) { return { s: r[0], t: r[1], d: r[2], k: r[3], x: r[4] === 1 } })
 
   // Squarified treemap (Bruls, Huizing, van Wijk 2000): rows along the shorter side, each row
   // kept while it improves the worst aspect ratio. `items` carry `value`; returns rects.
@@ -53,10 +55,9 @@
     if (parent) parent.appendChild(node)
     return node
   }
-  function hue(i) { return (i * 137.508) % 360 }
-
   function drawTreemap() {
     var svg = document.getElementById('treemap')
+    if (!svg) return // no tools: the page says why instead
     var W = 1200, H = 640
     var servers = data.servers.map(function (s, i) { return { value: s.tokens, index: i, server: s } })
     var toolsByServer = {}
@@ -67,19 +68,26 @@
       var live = s.kind === 'mcp'
       var rect = el('rect', {
         class: 'server' + (live ? ' live' : ''), x: cell.x, y: cell.y, width: cell.w, height: cell.h,
-        'data-server': s.id, 'data-tokens': s.tokens,
-        fill: live ? 'hsl(' + hue(cell.item.index) + ',70%,45%)' : 'hsl(' + hue(cell.item.index) + ',35%,62%)',
+        'data-server': s.id, 'data-tokens': s.tokens, fill: s.color,
       }, g)
       el('title', {}, rect).textContent = s.name + ' (' + s.id + '): ' + s.tokens.toLocaleString('en-US') + ' tokens, ' + s.toolCount + ' tools'
+      // A cell tall enough gets a strip for the server's name above its tools, so no tool
+      // label sits under it.
+      var named = cell.w > 60 && cell.h > 40
+      var top = named ? 16 : 1
       if (cell.w > 6 && cell.h > 6) {
-        squarify(toolsByServer[cell.item.index] || [], cell.x + 1, cell.y + 1, cell.w - 2, cell.h - 2).forEach(function (tc) {
+        squarify(toolsByServer[cell.item.index] || [], cell.x + 1, cell.y + top, cell.w - 2, cell.h - top - 1).forEach(function (tc) {
           var t = tc.item.tool
           var r = el('rect', { class: 'tool' + (t.x ? ' deferred' : ''), x: tc.x, y: tc.y, width: tc.w, height: tc.h }, g)
           el('title', {}, r).textContent = t.t + ' — ' + t.k.toLocaleString('en-US') + ' tokens' + (t.x ? ' (deferred)' : ' (inline)')
+          if (tc.w > 40 && tc.h > 14) {
+            var name = el('text', { x: tc.x + 3, y: tc.y + 11, class: 'tool-label', 'data-tool': t.t }, g)
+            name.textContent = t.t.slice(0, Math.floor((tc.w - 4) / 6))
+          }
         })
       }
-      if (cell.w > 60 && cell.h > 16) {
-        var label = el('text', { x: cell.x + 4, y: cell.y + 13, class: 'label' }, g)
+      if (named) {
+        var label = el('text', { x: cell.x + 4, y: cell.y + 12, class: 'label' }, g)
         label.textContent = s.name.slice(0, Math.floor(cell.w / 7))
       }
     })
@@ -127,7 +135,6 @@
       search(box.value, 10).forEach(function (hit) {
         var t = data.tools[hit[1]]
         var li = document.createElement('li')
-        li.setAttribute('data-name', t.n)
         li.setAttribute('data-tool', t.t)
         var b = document.createElement('b')
         b.textContent = t.t

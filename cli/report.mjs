@@ -18,7 +18,8 @@ table { border-collapse: collapse; background: #fff; } th, td { padding: 4px 10p
 #treemap { width: 100%; max-width: 1200px; height: auto; background: #fff; border: 1px solid #ddd; display: block; }
 rect.server { stroke: #fff; stroke-width: 1.5; } rect.tool { fill: rgba(255,255,255,.18); stroke: rgba(0,0,0,.18); stroke-width: .5; }
 rect.tool.deferred { fill: rgba(0,0,0,.08); } text.label { font-size: 11px; fill: #fff; pointer-events: none; font-weight: 600; }
-.legend span { display: inline-block; width: 12px; height: 12px; vertical-align: middle; margin: 0 4px 0 12px; }
+.legend .swatch { display: inline-block; width: 12px; height: 12px; vertical-align: middle; margin: 0 4px 0 12px; }
+text.tool-label { font-size: 10px; fill: #fff; pointer-events: none; } #failed pre { margin: 0; font-size: 12px; white-space: pre-wrap; }
 #search { font-size: 15px; padding: 6px 10px; width: min(600px, 90%); } #results li { margin: 4px 0; }
 .deferred-yes { color: #a15c00; } .deferred-no { color: #1a7f37; }`
 
@@ -39,12 +40,45 @@ function topToolRows(doc) {
     .join('\n')
 }
 
+/**
+ * Each server's colour, shared by its treemap cell and its legend swatch: hues spread by the
+ * golden angle, strong for live servers, pale for the listed-only catalog.
+ */
+export function serverColor(index, kind) {
+  const hue = ((index * 137.508) % 360).toFixed(1)
+  return kind === 'catalog' ? `hsl(${hue},35%,62%)` : `hsl(${hue},70%,45%)`
+}
+
+const LEGEND_SERVERS = 12
+
+function legend(doc) {
+  const swatch = (s, i) => `<span class="swatch" data-server="${escapeHtml(s.id)}" style="background:${serverColor(i, s.kind)}"></span>${escapeHtml(s.name)}`
+  const ranked = doc.servers.map((s, i) => [s, i]).filter(([s]) => s.tokens > 0).sort((a, b) => b[0].tokens - a[0].tokens)
+  const shown = ranked.slice(0, LEGEND_SERVERS).map(([s, i]) => swatch(s, i))
+  const more = ranked.length > LEGEND_SERVERS ? ` and ${num(ranked.length - LEGEND_SERVERS)} more (hover a cell for its name)` : ''
+  return `<p class="legend muted">Area is proportional to tokens; strong colours are live MCP servers, pale ones the listed-only catalog. Inner boxes are tools, darker when deferred at ${num(doc.contextWindow)}.<br>${shown.join(' ')}${more}</p>`
+}
+
+function failedSection(failed) {
+  if (!failed.length) return ''
+  const rows = failed
+    .map((s) => `<tr data-server="${escapeHtml(s.id)}"><td>${escapeHtml(s.id)}</td><td>${escapeHtml(s.summary ?? s.error)}${s.hint ? `<br><span class="muted">hint: ${escapeHtml(s.hint)}</span>` : ''}</td><td><code>${escapeHtml(s.command)}</code></td><td><pre>${escapeHtml((s.stderrTail ?? '').trim().split('\n').slice(-10).join('\n'))}</pre></td></tr>`)
+    .join('\n')
+  return `<h2 class="deferred-yes">Servers that failed (${failed.length})</h2>
+<table id="failed"><thead><tr><th>server</th><th>what happened</th><th>command or URL</th><th>stderr (last lines)</th></tr></thead><tbody>
+${rows}
+</tbody></table>`
+}
+
 /** The page as a string. */
 export function buildReport(doc, decisions) {
   const serverIndex = new Map(doc.servers.map((s, i) => [s.id, i]))
   const data = {
-    servers: doc.servers.map((s) => ({ id: s.id, name: s.name, kind: s.kind, tokens: s.tokens, toolCount: s.toolCount })),
-    tools: doc.tools.map((t) => ({ n: t.name, s: serverIndex.get(t.server), t: t.tool ?? t.name, d: t.description, k: t.tokens, x: t.deferred })),
+    servers: doc.servers.map((s, i) => ({ id: s.id, name: s.name, kind: s.kind, tokens: s.tokens, toolCount: s.toolCount, color: serverColor(i, s.kind) })),
+    // Per tool only what the page draws and searches, as a row [server index, name, one-liner
+    // cut at 120 characters, tokens, deferred 0/1]: the 11k-tool catalog's page was 2.2 MB with
+    // wire ids, 200-character descriptions and a key per value.
+    tools: doc.tools.map((t) => [serverIndex.get(t.server), t.tool ?? t.name, clip(t.description, 120), t.tokens, t.deferred ? 1 : 0]),
   }
   const m = doc.summary
   const failed = doc.servers.filter((s) => s.status === 'failed')
@@ -53,13 +87,14 @@ export function buildReport(doc, decisions) {
 <title>toolreg report: ${num(m.tools)} tools, ${num(m.tokens)} tokens</title>
 <style>${CSS}</style></head><body>
 <h1>toolreg report</h1>
-<p class="muted">${escapeHtml(doc.config ? `Config: ${doc.config}` : `Embedded default: the MCP reference servers, run live, and ${doc.catalog?.label ?? 'no catalog'}, listed but not callable`)}.<br>
+${doc.notice ? `<p class="deferred-yes"><b>${escapeHtml(doc.notice)}</b></p>` : ''}
+<p class="muted">${escapeHtml(doc.configFiles.length ? `Config: ${doc.configFiles.join(', ')}` : `The demo setup: the MCP reference servers, run live, and ${doc.catalog?.label ?? 'no catalog'}, listed but not callable`)}.<br>
 ${num(doc.summary.mcpServers)} MCP servers (${m.failedServers} failed), ${num(doc.servers.length - doc.summary.mcpServers)} catalog servers, ${num(m.tools)} tools;
 their definitions cost <b>${num(m.tokens)}</b> ${escapeHtml(doc.encoding)} tokens, sent with every request unless deferred.</p>
-${failed.length ? `<p class="deferred-yes">Failed: ${failed.map((s) => `${escapeHtml(s.id)} (${escapeHtml(s.error)})`).join('; ')}</p>` : ''}
+${failedSection(failed)}
 <h2>Token cost by server and tool</h2>
-<p class="legend muted">Area is proportional to tokens. <span style="background:hsl(200,70%,45%)"></span>live MCP server <span style="background:hsl(200,35%,62%)"></span>catalog server (listed only); inner boxes are tools, darker when deferred at ${num(doc.contextWindow)}. Hover for names.</p>
-<svg id="treemap" viewBox="0 0 1200 640" role="img" aria-label="treemap of token cost"></svg>
+${m.tools ? `${legend(doc)}
+<svg id="treemap" viewBox="0 0 1200 640" role="img" aria-label="treemap of token cost"></svg>` : `<p id="no-tools" class="deferred-yes">No tools to draw: ${failed.length ? 'every server failed (see above)' : 'the servers list none'}.</p>`}
 <h2>Defer decision by context window</h2>
 <table id="decisions"><thead><tr><th>window</th><th>threshold (10%)</th><th>decision</th><th>tokens per request</th><th>saved</th><th>reason</th></tr></thead><tbody>
 ${decisionRows(decisions)}

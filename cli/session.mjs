@@ -1,16 +1,28 @@
-// Loads the configured servers (a config file or the embedded default), connects to every MCP
-// server concurrently, each within a timeout, and registers every tool in one ToolRegistry the
-// way an app would (syncMcpToolsToRegistry for live servers, plain entries for the catalog).
+// Opens the servers a command needs and registers their tools in one ToolRegistry the way an
+// app would (syncMcpToolsToRegistry for live servers, listed-only entries for cached listings
+// and the demo catalog). A command starts only what it needs: `call server/tool` that server,
+// `search` the servers with no fresh cached listing, `audit` all of them.
 import { createRequire } from 'node:module'
 import { ConfigError, loadConfigFile } from './config.mjs'
+import { discoverConfigs } from './discover.mjs'
 import { referenceServers } from './defaults.mjs'
 import { defaultCatalog, firstLine } from './catalog.mjs'
+import { readCachedTools, writeCachedTools } from './cache.mjs'
+import { describeFailure, isPackageRunner } from './failures.mjs'
 import { CliError, EXIT } from './exitCodes.mjs'
 
 const require = createRequire(import.meta.url)
 const { McpHub, ToolRegistry, buildMcpToolWireId, syncMcpToolsToRegistry } = require('../index.js')
-const { withTimeout } = require('../js/mcp/sync.js')
+const { withTimeout, entryDescriptionOf } = require('../js/mcp/sync.js')
 const { tool, jsonSchema } = require('ai')
+
+export const DEFAULT_TIMEOUT_MS = 30_000
+/**
+ * `npx -y pkg`, `uvx pkg`, … download the server on their first run (a minute has been seen for
+ * a large package); killing them mid-install leaves a broken npx cache that fails the next run
+ * too. So without an explicit --timeout they get this much longer.
+ */
+export const PACKAGE_RUNNER_TIMEOUT_MS = 180_000
 
 /** Sessions not yet closed; SIGINT closes them so no child process outlives the CLI. */
 const openSessions = new Set()
@@ -33,44 +45,85 @@ export function closeSessionsOnSignals() {
   }
 }
 
+/**
+ * Where the servers come from: `--config F`, `--demo`, else the discovered project or user
+ * configs, else the demo (with a `notice` saying nothing was found).
+ * @returns {{ kind: 'file' | 'project' | 'user' | 'demo', files: string[], servers, skipped, notice?: string, cleanup?: () => void }}
+ */
+export function resolveSource({ config, demo } = {}) {
+  if (config) {
+    const loaded = loadConfigFile(config)
+    return { kind: 'file', files: [loaded.file], servers: loaded.servers.map((s) => ({ ...s, file: loaded.file })), skipped: loaded.skipped }
+  }
+  let notice
+  if (!demo) {
+    const found = discoverConfigs()
+    if (found.scope) return { kind: found.scope, files: found.files, servers: found.servers, skipped: found.skipped }
+    notice = `No MCP config found (looked for ${found.looked.join('; ')}). This is the DEMO setup, not your servers: pass --config FILE to audit yours.`
+  }
+  const d = referenceServers()
+  return { kind: 'demo', files: [], servers: d.servers, skipped: d.skipped, cleanup: d.cleanup, notice }
+}
+
 /** MCP annotations mark write/delete tools; the CLI asks before running those. */
 const isDestructive = ({ annotations }) => annotations?.destructiveHint === true
 
-function catalogEntries(tools) {
-  const servers = new Map()
+/**
+ * Listed-only entries (no `execute`): the demo catalog and cached listings. `describe` gives
+ * an entry's one-liner: a cached server's must be what its live sync registers, so that search
+ * ranks the same whether it started or not.
+ */
+function listedEntries(server, tools, describe) {
   const entries = []
   for (const t of tools) {
-    let server = servers.get(t.server)
-    if (!server) servers.set(t.server, (server = { id: t.server, name: t.serverName, kind: 'catalog', transport: 'catalog', status: 'listed', tools: [] }))
-    const name = buildMcpToolWireId({ serverId: t.server, serverName: t.serverName, toolName: t.name })
+    const name = buildMcpToolWireId({ serverId: server.id, serverName: server.name, toolName: t.name })
     if (server.tools.some((x) => x.name === name)) continue // a server listing one tool twice: the first wins
     server.tools.push({ name, tool: t.name })
     entries.push({
       name,
-      namespace: `mcp:${t.server}`,
-      namespaceLabel: `mcp:${t.serverName}`,
-      description: firstLine(t.description) || t.name,
+      namespace: `mcp:${server.id}`,
+      namespaceLabel: `mcp:${server.name}`,
+      description: describe(t),
       defer: 'auto',
-      tool: tool({ description: t.description, inputSchema: jsonSchema(t.inputSchema) }),
-      mcp: { serverId: t.server, serverName: t.serverName, toolName: t.name },
+      tool: tool({ description: t.description ?? t.title ?? '', inputSchema: jsonSchema(t.inputSchema ?? { type: 'object', properties: {} }) }),
+      mcp: { serverId: server.id, serverName: server.name, toolName: t.name },
     })
   }
-  return { servers: [...servers.values()], entries }
+  return entries
+}
+
+function catalogServers(tools) {
+  const byId = new Map()
+  for (const t of tools) {
+    if (!byId.has(t.server)) byId.set(t.server, { server: { id: t.server, name: t.serverName, kind: 'catalog', transport: 'catalog', status: 'listed', tools: [] }, tools: [] })
+    byId.get(t.server).tools.push(t)
+  }
+  return [...byId.values()]
 }
 
 /**
- * The servers of `config` (a file path), or the embedded default with its catalog when absent.
- * @param {{ config?: string, timeoutMs: number, progress?: ReturnType<import('./progress.mjs').createProgress> }} opts
+ * Opens a session over the servers of `config`, the demo, or the discovered configs (see
+ * resolveSource); `onSource(source)` hears which before anything starts.
+ * - `start`: 'all', the ids of the servers to start (others are left out), or a function of
+ *   the source giving either;
+ * - `useCache`: a server with a fresh cached listing is not started; its tools are listed only;
+ * - `timeoutMs` with `timeoutGiven` false lets package runners (npx, uvx) take longer.
+ * @param {{ config?: string, demo?: boolean, onSource?, timeoutMs: number, timeoutGiven?: boolean, start?, useCache?: boolean, progress? }} opts
  */
-export async function openSession({ config, timeoutMs, progress }) {
-  const loaded = config ? loadConfigFile(config) : referenceServers()
-  const hub = new McpHub({ servers: [], connectTimeoutMs: timeoutMs, reconnectBackoffMs: 0 })
+export async function openSession({ config, demo, onSource, timeoutMs, timeoutGiven = true, start = 'all', useCache = false, progress }) {
+  const source = resolveSource({ config, demo })
+  onSource?.(source)
+  if (typeof start === 'function') start = start(source)
+  const timeoutOf = (config) => (!timeoutGiven && isPackageRunner(config) ? Math.max(timeoutMs, PACKAGE_RUNNER_TIMEOUT_MS) : timeoutMs)
+  const wanted = source.servers.filter((s) => start === 'all' || start.has(s.config.id))
+  const hub = new McpHub({ servers: [], connectTimeoutMs: Math.max(timeoutMs, ...wanted.map((s) => timeoutOf(s.config))), reconnectBackoffMs: 0 })
   const session = {
     hub,
     registry: new ToolRegistry(),
-    configFile: config ?? null,
+    source,
+    configFiles: source.files,
     servers: [],
-    skipped: loaded.skipped,
+    skipped: source.skipped,
     catalog: null,
     closed: false,
     async close() {
@@ -78,25 +131,34 @@ export async function openSession({ config, timeoutMs, progress }) {
       session.closed = true
       openSessions.delete(session)
       await hub.close()
-      loaded.cleanup?.()
+      source.cleanup?.()
     },
   }
   openSessions.add(session)
   try {
-    for (const { config: serverConfig, key } of loaded.servers) {
-      try {
-        hub.addServer(serverConfig)
-      } catch (error) {
-        throw new ConfigError(config ?? 'embedded default', key, error.message)
+    const live = []
+    for (const server of wanted) {
+      const cached = useCache ? readCachedTools(server.config) : null
+      if (cached) {
+        const record = { id: server.config.id, name: server.config.name, kind: 'mcp', transport: server.config.type, key: server.key, command: server.display, status: 'cached', cachedAt: cached.savedAt, tools: [] }
+        session.registry.registerMany(listedEntries(record, cached.tools, entryDescriptionOf))
+        session.servers.push(record)
+        continue
       }
+      try {
+        hub.addServer(server.config)
+      } catch (error) {
+        throw new ConfigError(server.file ?? 'the demo setup', server.key, error.message)
+      }
+      live.push({ ...server, timeoutMs: timeoutOf(server.config) })
     }
-    await connectAll(session, loaded.servers, { timeoutMs, progress })
-    if (!config) {
-      const { tools, label, source } = defaultCatalog()
-      const built = catalogEntries(tools)
-      session.registry.registerMany(built.entries)
-      session.servers.push(...built.servers)
-      session.catalog = { label, source, servers: built.servers.length, tools: built.entries.length }
+    await connectAll(session, live, progress)
+    if (source.kind === 'demo') {
+      const { tools, label, source: from } = defaultCatalog()
+      const groups = catalogServers(tools)
+      for (const { server, tools: own } of groups) session.registry.registerMany(listedEntries(server, own, (t) => firstLine(t.description) || t.name))
+      session.servers.push(...groups.map((g) => g.server))
+      session.catalog = { label, source: from, servers: groups.length, tools: groups.reduce((n, g) => n + g.server.tools.length, 0) }
     }
     return session
   } catch (error) {
@@ -109,23 +171,33 @@ function stderrTailOf(hub, serverId) {
   return hub.status().find((s) => s.id === serverId)?.stderrTail ?? ''
 }
 
-async function connectAll(session, servers, { timeoutMs, progress }) {
+function fail(record, hub, error, { timeoutMs, runner }) {
+  record.status = 'failed'
+  record.error = error?.message ?? String(error)
+  record.stderrTail = stderrTailOf(hub, record.id)
+  Object.assign(record, describeFailure({ ...record, code: error?.code, timeoutMs, runner }))
+  record.tools = []
+}
+
+async function connectAll(session, servers, progress) {
   const { hub, registry } = session
   const records = await Promise.all(
-    servers.map(async ({ config, key, display }) => {
+    servers.map(async ({ config, key, display, timeoutMs }) => {
       const record = { id: config.id, name: config.name, kind: 'mcp', transport: config.type, key, command: display, tools: [] }
       const started = Date.now()
-      progress?.start(config.id, `connecting: ${display}`)
+      const runner = isPackageRunner(config)
+      progress?.start(config.id, `starting: ${display}${runner ? ' (a first run may download the package)' : ''}`)
       try {
-        const listed = await withTimeout(hub.listTools(config.id, { timeoutMs }), timeoutMs, `connecting to ${config.id} and listing its tools`)
+        // The hub enforces timeoutMs and says why it ran out (e.g. garbage on stdout); this
+        // outer limit, a second later, only guards against a hub that never settles.
+        const listed = await withTimeout(hub.listTools(config.id, { timeoutMs }), timeoutMs + 1000, `connecting to ${config.id} and listing its tools`)
         record.status = 'connected'
         record.listed = listed
+        writeCachedTools(config, listed)
         progress?.finish(config.id, true, `${listed.length} tools`)
       } catch (error) {
-        record.status = 'failed'
-        record.error = error.message
-        record.stderrTail = stderrTailOf(hub, config.id)
-        progress?.finish(config.id, false, `failed: ${error.message}`)
+        fail(record, hub, error, { timeoutMs, runner })
+        progress?.finish(config.id, false, record.summary)
       }
       record.ms = Date.now() - started
       return record
@@ -143,9 +215,11 @@ async function connectAll(session, servers, { timeoutMs, progress }) {
     delete record.listed
   }
   if (session.closed) throw new CliError('Interrupted: every server was stopped.', EXIT.INTERRUPTED)
+  const timeoutMs = Math.max(0, ...servers.map((s) => s.timeoutMs))
   const synced = await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: selected, needsApproval: isDestructive, timeoutMs })
   for (const { serverId, error } of synced.failedServers) {
-    Object.assign(records.find((r) => r.id === serverId), { status: 'failed', error, stderrTail: stderrTailOf(hub, serverId), tools: [] })
+    const server = servers.find((s) => s.config.id === serverId)
+    fail(records.find((r) => r.id === serverId), hub, { message: error }, { timeoutMs: server.timeoutMs, runner: isPackageRunner(server.config) })
   }
   if (session.closed) throw new CliError('Interrupted: every server was stopped.', EXIT.INTERRUPTED)
   session.servers.push(...records)

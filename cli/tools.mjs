@@ -23,57 +23,118 @@ export async function searchTools(registry, query, { namespace, limit, hybrid })
   return semantic.searchAsync(query, opts)
 }
 
+/** `server/tool`: the one name the CLI shows and takes for a tool (the wire id works too). */
+export const labelOf = (entry) => (entry.mcp ? `${entry.mcp.serverId}/${entry.mcp.toolName}` : entry.name)
+
+/** Levenshtein distance, for "did you mean". */
+export function editDistance(a, b) {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i]
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
+    previous = row
+  }
+  return previous[b.length]
+}
+
+/** Up to three of `candidates` within a few edits of `wanted`, closest first. */
+export function closest(wanted, candidates, label = (c) => c) {
+  const limit = Math.max(2, Math.floor(wanted.length / 3))
+  return candidates
+    .map((c) => ({ c, d: editDistance(wanted.toLowerCase(), label(c).toLowerCase()) }))
+    .filter((x) => x.d <= limit)
+    .sort((a, b) => a.d - b.d || label(a.c).localeCompare(label(b.c)))
+    .slice(0, 3)
+    .map((x) => x.c)
+}
+
+const didYouMean = (options) => (options.length ? ` Did you mean ${options.map((o) => JSON.stringify(o)).join(', ')}?` : '')
+
+/** `[server, tool]` when NAME is `server/tool` (or `server:tool`). */
+export function splitName(name) {
+  const split = /^([^/:]+)[/:](.+)$/.exec(name)
+  return split ? [split[1], split[2]] : null
+}
+
 /**
- * The entry NAME means: a wire id, `server/tool` (or `server:tool`), or a tool name that only
- * one server has. Anything else is a CliError listing the candidates.
+ * The entry NAME means: `server/tool`, a wire id, or a tool name that only one server has.
+ * Anything else is a CliError with the closest names by edit distance.
  */
-export function resolveTool(registry, name) {
+export function resolveTool(registry, name, { configured = [] } = {}) {
   const exact = registry.getByName(name)
   if (exact) return exact
-  const split = /^([^/:]+)[/:](.+)$/.exec(name)
-  const all = registry.getAll()
-  const matches = split
-    ? all.filter((e) => e.namespace === `mcp:${split[1]}` && e.mcp?.toolName === split[2])
-    : all.filter((e) => e.mcp?.toolName === name)
+  const all = registry.getAll().filter((e) => e.mcp)
+  const split = splitName(name)
+  if (split) {
+    const [server, toolName] = split
+    const own = all.filter((e) => e.mcp.serverId === server)
+    if (!own.length) {
+      const servers = [...new Set([...configured, ...all.map((e) => e.mcp.serverId)])]
+      const known = configured.includes(server) ? ' (it did not start)' : configured.length ? ` (configured: ${configured.join(', ')})` : ''
+      throw new CliError(`No tools of a server ${JSON.stringify(server)}${known}.${didYouMean(closest(server, servers))}`, EXIT.TOOL_NOT_FOUND)
+    }
+    const match = own.find((e) => e.mcp.toolName === toolName)
+    if (match) return match
+    throw new CliError(`${server} has no tool ${JSON.stringify(toolName)}.${didYouMean(closest(toolName, own, (e) => e.mcp.toolName).map(labelOf))}`, EXIT.TOOL_NOT_FOUND)
+  }
+  const matches = all.filter((e) => e.mcp.toolName === name)
   if (matches.length === 1) return matches[0]
   if (matches.length > 1) {
-    const list = matches.slice(0, 10).map((e) => `  ${e.name}  (${e.namespace})`).join('\n')
-    throw new CliError(`${JSON.stringify(name)} is ambiguous; ${matches.length} servers have it. Use one of:\n${list}`, EXIT.TOOL_NOT_FOUND)
+    throw new CliError(`${JSON.stringify(name)} is ambiguous: ${matches.length} servers have it. Use one of ${matches.slice(0, 10).map((e) => labelOf(e)).join(', ')}.`, EXIT.TOOL_NOT_FOUND)
   }
-  const near = registry.search(name, { limit: 3 }).map((h) => `  ${h.name}  (${h.namespace})`)
-  throw new CliError(`No tool named ${JSON.stringify(name)}.${near.length ? ` Closest by search:\n${near.join('\n')}` : ''}`, EXIT.TOOL_NOT_FOUND)
+  throw new CliError(`No tool named ${JSON.stringify(name)}.${didYouMean(closest(name, all, (e) => e.mcp.toolName).map(labelOf))}`, EXIT.TOOL_NOT_FOUND)
 }
 
 export async function signatureOf(entry) {
   return schemaToJSDoc(entry.name, entry.tool.description ?? entry.description, await resolveJsonSchema(entry.tool))
 }
 
-async function askApproval(entry, params, { yes, input = process.stdin, output = process.stderr }) {
+/**
+ * Asks `question` on the terminal; `--yes` answers it. Without a terminal, `refusal()` is thrown
+ * (the CLI never guesses a yes).
+ */
+async function confirm(question, { yes, refusal, input = process.stdin, output = process.stderr }) {
   if (yes) return true
-  if (!input.isTTY) {
-    throw new CliError(`${entry.name} needs approval (the server marks it destructive); no terminal to ask on, so pass --yes to approve it.`, EXIT.NOT_APPROVED)
-  }
+  if (!input.isTTY) throw refusal()
   const rl = createInterface({ input, output })
   try {
-    const answer = await rl.question(`${entry.name} (${entry.namespace}) is marked destructive. Run it with ${JSON.stringify(params)}? [y/N] `)
-    return /^y(es)?$/i.test(answer.trim())
+    return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim())
   } finally {
     rl.close()
   }
 }
 
+function askApproval(entry, params, { yes }) {
+  return confirm(`${labelOf(entry)} is marked destructive. Run it with ${JSON.stringify(params)}?`, {
+    yes,
+    refusal: () => new CliError(`${labelOf(entry)} needs approval (the server marks it destructive); there is no terminal to ask on, so pass --yes to approve it.`, EXIT.NOT_APPROVED),
+  })
+}
+
+/**
+ * Repairs that keep what was typed: syntax a model (or a shell) mangles, and "2" read as the
+ * number 2. Any other repair (closing cut-off input, unwrapping, other coercions) guesses, so
+ * the repaired call is shown and confirmed first.
+ */
+const FAITHFUL_STEPS = new Set([
+  'json:code-fence', 'json:surrounding-text', 'json:trailing-comma', 'json:missing-comma', 'json:single-quotes', 'json:smart-quotes',
+  'json:unquoted-key', 'json:comment', 'json:python-literal', 'json:raw-control-character', 'unwrap:double-encoded',
+  'coerce:string-to-number', 'coerce:string-to-boolean',
+])
+const isFaithful = (step) => FAITHFUL_STEPS.has(step.replace(/ at \$.*$/, ''))
+
 /**
  * The params `json` stands for, valid against the tool's schema (checked in Rust). Broken JSON
  * or params that do not match go through the local repair (`repairToolCallLocally`, no model);
- * what it fixes is said on stderr, what it cannot fix is an error with the signature.
+ * what it fixes is said on stderr, and a repair that may change the values needs a yes.
  */
-async function validParams(registry, entry, json) {
+async function validParams(registry, entry, json, { yes }) {
   await resolveJsonSchema(entry.tool)
   let problem
   try {
     const check = registry[internals].native.checkInput(entry.name, JSON.stringify(JSON.parse(json)))
     if (check.status !== 'invalid') return check.status === 'valid' ? JSON.parse(check.valueJson) : JSON.parse(json)
-    problem = `Invalid params for ${entry.name}:\n${check.message}`
+    problem = `The params do not match ${labelOf(entry)}:\n${check.message}`
   } catch (error) {
     problem = `The params are not valid JSON: ${error.message}`
   }
@@ -84,7 +145,15 @@ async function validParams(registry, entry, json) {
     onRepair: (report) => (steps = report.steps),
   })
   if (!repaired) throw new CliError(`${problem}\nExpected:\n${await signatureOf(entry)}`, EXIT.INVALID_PARAMS)
-  console.error(`Repaired the params (${steps.join(', ')}): ${repaired.input}`)
+  const how = `Repaired the params (${steps.join(', ')}): ${repaired.input}`
+  if (steps.every(isFaithful)) {
+    console.error(how)
+  } else if (!(await confirm(`${how}\nThis repair may have changed what you typed. Run ${labelOf(entry)} with it?`, {
+    yes,
+    refusal: () => new CliError(`${how}\nThat repair may have changed what you typed, so it is not run without a terminal to confirm on: fix the params, or pass --yes to run the repaired call.`, EXIT.INVALID_PARAMS),
+  }))) {
+    throw new CliError(`Not run: the repaired params were declined.`, EXIT.NOT_APPROVED)
+  }
   return JSON.parse(repaired.input)
 }
 
@@ -105,29 +174,32 @@ export async function execCode(registry, code, { yes } = {}) {
     },
   })
   const out = await exec.execute({ code }, { toolCallId: 'toolreg-cli', messages: [] })
-  for (const line of out.logs ?? []) console.error(typeof line === 'string' ? line : JSON.stringify(line))
-  if (out.isError) throw new CliError(`The code failed${out.errorCode ? ` (${out.errorCode})` : ''}: ${out.error}`, EXIT.TOOL_FAILED)
-  return out.result
+  const logs = (out.logs ?? []).map((line) => (typeof line === 'string' ? line : JSON.stringify(line)))
+  if (out.isError) {
+    for (const line of logs) console.error(line)
+    throw new CliError(`The code failed${out.errorCode ? ` (${out.errorCode})` : ''}: ${out.error}`, EXIT.TOOL_FAILED)
+  }
+  return { result: out.result, logs }
 }
 
 /**
  * Validates `json` against the tool's schema (in Rust), asks for approval when the tool is
  * approval-gated, runs it, and returns the MCP result.
  */
-export async function callTool(registry, name, json, { yes } = {}) {
-  const entry = resolveTool(registry, name)
+export async function callTool(registry, name, json, { yes, configured } = {}) {
+  const entry = resolveTool(registry, name, { configured })
   if (typeof entry.tool.execute !== 'function') {
-    throw new CliError(`${entry.name} is in the listed-only catalog: its server is not running here, so it cannot be called.`, EXIT.TOOL_NOT_FOUND)
+    throw new CliError(`${labelOf(entry)} is in the demo's listed-only catalog: no server behind it runs, so it cannot be called.`, EXIT.TOOL_NOT_FOUND)
   }
-  const params = await validParams(registry, entry, json)
+  const params = await validParams(registry, entry, json, { yes })
   if (hasApprovalGate(entry.tool) && !(await askApproval(entry, params, { yes }))) {
-    throw new CliError(`Not approved: ${entry.name} was not run.`, EXIT.NOT_APPROVED)
+    throw new CliError(`Not approved: ${labelOf(entry)} was not run.`, EXIT.NOT_APPROVED)
   }
   try {
     const result = await entry.tool.execute(params, { toolCallId: 'toolreg-cli', messages: [] })
     return { entry, params, result, text: mcpResultToText(result) }
   } catch (error) {
     const text = error.result ? mcpResultToText(error.result) : error.message
-    throw new CliError(`${entry.name} failed: ${text}`, EXIT.TOOL_FAILED)
+    throw new CliError(`${labelOf(entry)} failed: ${text}`, EXIT.TOOL_FAILED)
   }
 }

@@ -300,6 +300,11 @@ function withExecTool(exposed, registry, allowedNames, opts) {
  */
 async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
   const chosen = chooseStrategy(opts)
+  // AI SDK models carry no context window, so `model.contextWindow` is undefined: say that the
+  // fallback was used rather than deciding on it silently.
+  if (!(typeof contextWindow === 'number' && contextWindow > 0)) {
+    chosen.warnings.push(`no contextWindow given (got ${contextWindow}); decided for the fallback of ${opts.fallbackContextWindow ?? FALLBACK_CONTEXT_WINDOW} tokens`)
+  }
   if (tools == null) return { tools, deferredEntries: [], systemPrompt: undefined, strategy: 'inline', warnings: chosen.warnings }
   const names = Object.keys(tools)
   if (names.length === 0) return { tools, deferredEntries: [], systemPrompt: undefined, strategy: 'inline', warnings: chosen.warnings }

@@ -58,6 +58,17 @@ function hasApprovalGate(tool) {
  * are kept only to be handed back. Costs are filled in on first use, per encoding.
  */
 /**
+ * The scope with `mcpToolIds` as a Set: hosts pass arrays too, and `applies` predicates (the
+ * MCP entries' included) call `.has`, which an array lacks; one conversion per request.
+ */
+function withIdSets(scope) {
+  const ids = scope?.mcpToolIds
+  if (ids == null || typeof ids.has === 'function') return scope
+  if (typeof ids[Symbol.iterator] !== 'function') throw invalidArgument('scope.mcpToolIds', 'expected a Set or another iterable of tool ids')
+  return { ...scope, mcpToolIds: new Set(ids) }
+}
+
+/**
  * The entry `selectActive` hands out: the host's fields copied into one object shape the
  * registry controls, the known fields first and in a fixed order, then any extra fields of the
  * host's. Hosts loop over these on every request, and V8 reads objects made as
@@ -495,6 +506,7 @@ class ToolRegistry {
    * is untouched.
    */
   selectActive(scope) {
+    scope = withIdSets(scope)
     const active = []
     for (const record of this.#sortedRecords()) {
       if (!this.#isActive(record, scope)) continue
@@ -526,6 +538,7 @@ class ToolRegistry {
    * its entry objects.
    */
   selectActiveTools(scope) {
+    scope = withIdSets(scope)
     const tools = {}
     for (const record of this.#sortedRecords()) {
       if (!this.#isActive(record, scope)) continue

@@ -147,11 +147,15 @@ function createAiRepair({ model, generate, maxAttempts = 1, onRepair } = {}) {
         return null
       }
       if (output == null) return null
-      const input = JSON.stringify(output)
-      const issues = native.validate(toolName, input)
-      if (issues == null) {
+      const answer = JSON.stringify(output)
+      const issues = native.validate(toolName, answer)
+      // Models wrap their answer as the call they were shown (`{ arguments: {...} }`) or send
+      // "5" for 5: the local pass fixes the answer the way it would fix the original call.
+      const fixed = issues == null ? null : native.repair(toolName, answer)
+      const input = issues == null ? answer : fixed.inputJson
+      if (input != null) {
         const repaired = { ...toolCall, toolName, input }
-        report(onRepair, toolCall, repaired, 'model', [...steps, `model:attempt ${attempt + 1}`])
+        report(onRepair, toolCall, repaired, 'model', [...steps, `model:attempt ${attempt + 1}`, ...(fixed?.steps ?? [])])
         return repaired
       }
       problem = issues

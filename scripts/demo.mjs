@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run demo`: the toolreg CLI's main job on its embedded default — an audit of the MCP
+// `npm run demo`: the toolreg CLI's main job on its demo setup — an audit of the MCP
 // reference servers (run for real) plus the large listed-only catalog, then a few searches.
 // The commands run in this one process on one session, so the servers start once. Works on the
 // committed data alone (a fresh clone has no ../shared).
@@ -7,10 +7,10 @@ import { main } from '../cli/program.mjs'
 import { closeAllSessions, closeSessionsOnSignals, openSession } from '../cli/session.mjs'
 
 const steps = [
-  ['audit', '--context-window', '200000'],
-  ['search', 'read a text file from disk', '--limit', '3'],
-  ['search', 'current weather forecast for a city', '--limit', '3'],
-  ['search', 'how is bitcoin trading today', '--limit', '3', '--hybrid'],
+  ['audit', '--demo', '--context-window', '200000'],
+  ['search', 'read a text file from disk', '--demo', '--limit', '3'],
+  ['search', 'current weather forecast for a city', '--demo', '--limit', '3'],
+  ['search', 'how is bitcoin trading today', '--demo', '--limit', '3', '--hybrid'],
 ]
 
 let shared

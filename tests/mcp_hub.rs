@@ -419,14 +419,21 @@ async fn malformed_output_is_an_error_not_a_panic() {
     // Non-JSON lines before the handshake are skipped.
     assert!(!hub.list_tools("noise", T).await.unwrap().is_empty());
 
-    // Never speaks MCP: the handshake times out (connect_timeout), the child is killed.
+    // Never speaks MCP, only garbage: no handshake within connect_timeout, the child is killed,
+    // and the error names what it wrote instead of suggesting a longer wait.
     let start = Instant::now();
     let e = hub.list_tools("only", T).await.unwrap_err();
-    assert_eq!(e.code(), "TOOLREG_MCP_TIMEOUT", "{e}");
+    assert_eq!(e.code(), "TOOLREG_MCP_CONNECT", "{e}");
     assert!(start.elapsed() < Duration::from_secs(5));
+    let msg = e.to_string();
+    assert!(
+        msg.contains("on stdout that is not JSON-RPC (the first: \"this is not json\")"),
+        "{msg}"
+    );
+    assert!(msg.contains("no MCP handshake within 2000 ms"), "{msg}");
     let st = status_of(&hub, "only");
     assert_eq!(st.state, ConnectionState::Failed);
-    assert!(st.last_error.unwrap().contains("handshake"));
+    assert!(st.last_error.unwrap().contains("not JSON-RPC"));
 
     // Garbage then exit: a connect error that says why.
     let e = hub.list_tools("exit", T).await.unwrap_err();

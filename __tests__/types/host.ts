@@ -81,7 +81,8 @@ export async function perRequest(mcpToolIds: Set<string>): Promise<string> {
 }
 
 export async function nativeDeferral(messages: ModelMessage[], conversation: ConversationState): Promise<string[]> {
-  const tools: ToolSet = registry.selectActiveTools({ mcpToolIds: new Set() })
+  // Hosts often keep the selected ids in an array: any iterable is accepted.
+  const tools: ToolSet = registry.selectActiveTools({ mcpToolIds: [] })
   const exposed = await applyDeferExposition(tools, registry, 200_000, {
     strategy: 'native',
     provider: 'anthropic.messages',

@@ -80,6 +80,11 @@ function isGated(needsApproval, info) {
   return needsApproval === true
 }
 
+/** The one-liner an MCP tool is registered (and searched) with. */
+function entryDescriptionOf(descriptor) {
+  return firstLine(descriptor.description) || firstLine(descriptor.title) || descriptor.name
+}
+
 function buildEntry(host, server, descriptor, wireId, gated, callTimeoutMs, metadata) {
   const mcpTool = tool({
     description: descriptor.description ?? descriptor.title ?? '',
@@ -97,7 +102,7 @@ function buildEntry(host, server, descriptor, wireId, gated, callTimeoutMs, meta
     name: wireId,
     namespace: `mcp:${server.id}`,
     namespaceLabel: `mcp:${server.name}`,
-    description: firstLine(descriptor.description) || firstLine(descriptor.title) || descriptor.name,
+    description: entryDescriptionOf(descriptor),
     defer: gated ? 'never' : 'auto',
     tool: mcpTool,
     applies: (scope) => scope?.mcpToolIds?.has(wireId) ?? false,
@@ -223,7 +228,11 @@ function ownersOf(host, selected, style) {
 
 /** The scoped path: owners decided from the selected ids alone, before anything is listed. */
 async function syncOwners(registry, host, opts) {
-  const selected = new Set(opts.selectedToolIds ?? [])
+  // Without a selection nothing would be listed or registered; say so instead of doing nothing.
+  if (opts.selectedToolIds == null) {
+    throw invalidArgument('selectedToolIds', 'is required with an McpHub: pass the wire ids to sync (buildMcpToolWireId), or [] to sync nothing')
+  }
+  const selected = new Set(opts.selectedToolIds)
   const result = emptyResult()
   if (selected.size === 0) return result
   const synced = syncedOf(registry)
@@ -317,4 +326,4 @@ async function syncCatalog(registry, host, opts) {
   return result
 }
 
-module.exports = { syncMcpToolsToRegistry, McpToolError, mcpCallOutput, directMcpRoute, DEFAULT_SYNC_TIMEOUT_MS, withTimeout }
+module.exports = { syncMcpToolsToRegistry, McpToolError, mcpCallOutput, directMcpRoute, DEFAULT_SYNC_TIMEOUT_MS, withTimeout, entryDescriptionOf }

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::ServerConfig;
 use super::config::header_map;
-use super::process::{self, ChildProcess, StderrTail, describe_exit};
+use super::process::{self, ChildProcess, StderrTail, StdoutNoise, describe_exit};
 use super::sse::LegacySseTransport;
 
 /// Everything needed to open a connection; cloned into the connect task.
@@ -30,6 +30,7 @@ pub(crate) struct ConnectParams {
     pub max_message_bytes: usize,
     pub shutdown_grace: Duration,
     pub stderr: Arc<StderrTail>,
+    pub stdout_noise: Arc<StdoutNoise>,
     pub http: Result<reqwest::Client, String>,
 }
 
@@ -291,8 +292,15 @@ pub(crate) async fn connect(
             cwd,
             ..
         } => {
-            let spawned = process::spawn(command, args, env, cwd.as_deref(), p.stderr.clone())
-                .map_err(|e| ConnectFailure::Failed(format!("could not start {command:?}: {e}")))?;
+            let spawned = process::spawn(
+                command,
+                args,
+                env,
+                cwd.as_deref(),
+                p.stderr.clone(),
+                p.stdout_noise.clone(),
+            )
+            .map_err(|e| ConnectFailure::Failed(format!("could not start {command:?}: {e}")))?;
             child = Some(spawned.process);
             let transport =
                 AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin)
@@ -350,6 +358,12 @@ pub(crate) async fn connect(
         Err(failure) => {
             if let Some(c) = &child {
                 c.kill_and_reap().await;
+            }
+            // A server that only wrote garbage on stdout did not time out: it never spoke MCP.
+            if let ConnectFailure::Timeout(after) = failure
+                && let Some(reason) = p.stdout_noise.connect_failure(after)
+            {
+                return Err(ConnectFailure::Failed(reason));
             }
             return Err(failure);
         }

@@ -26,7 +26,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::connection::{self, ConnectFailure, ConnectParams, Connection, Listed};
-use super::process::StderrTail;
+use super::process::{StderrTail, StdoutNoise};
 use super::wire_id::{build_mcp_tool_wire_id, server_segment, wire_id_server_segment};
 use super::{McpError, ServerConfig};
 
@@ -131,6 +131,7 @@ struct HubInner {
 struct Slot {
     config: ServerConfig,
     stderr: Arc<StderrTail>,
+    stdout_noise: Arc<StdoutNoise>,
     state: Mutex<SlotState>,
 }
 
@@ -209,6 +210,7 @@ impl McpHub {
         slots.push(Arc::new(Slot {
             config: cfg,
             stderr: Arc::default(),
+            stdout_noise: Arc::default(),
             state: Mutex::new(SlotState {
                 conn: ConnState::Idle,
                 last_error: None,
@@ -480,11 +482,7 @@ impl McpHub {
                     reason,
                 },
             }),
-            _ = sleep_until(deadline) => Err(McpError::Timeout {
-                server: slot.id().to_owned(),
-                operation: format!("{op} (while connecting)"),
-                after: timeout,
-            }),
+            _ = sleep_until(deadline) => Err(connect_timeout(slot, format!("{op} (while connecting)"), timeout)),
             _ = cancel.cancelled() => Err(McpError::Cancelled {
                 server: slot.id().to_owned(),
                 operation: op.to_owned(),
@@ -505,6 +503,7 @@ impl McpHub {
             max_message_bytes: self.inner.opts.max_message_bytes,
             shutdown_grace: self.inner.opts.shutdown_grace,
             stderr: slot.stderr.clone(),
+            stdout_noise: slot.stdout_noise.clone(),
             http: match slot.config {
                 ServerConfig::Stdio { .. } => Err("stdio servers do not use HTTP".into()),
                 _ => self.http_client(),
@@ -679,6 +678,23 @@ fn closed_error(slot: &Slot) -> McpError {
     McpError::Closed {
         server: slot.id().to_owned(),
         reason: "the server was removed or the hub was closed".into(),
+    }
+}
+
+/// The caller's deadline passed while the server was still connecting. When it wrote lines on
+/// stdout that cannot be JSON-RPC, that is why: a connect error naming them, not a timeout that
+/// suggests waiting longer.
+fn connect_timeout(slot: &Slot, operation: String, after: Duration) -> McpError {
+    match slot.stdout_noise.connect_failure(after) {
+        Some(reason) => McpError::Connect {
+            server: slot.id().to_owned(),
+            reason,
+        },
+        None => McpError::Timeout {
+            server: slot.id().to_owned(),
+            operation,
+            after,
+        },
     }
 }
 

@@ -7,11 +7,14 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
+use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, watch};
 
@@ -55,6 +58,102 @@ impl StderrTail {
     }
 }
 
+/// Characters of the first non-JSON stdout line kept for the error message.
+const NOISE_SAMPLE_BYTES: usize = 120;
+
+/// Lines a stdio server wrote on stdout before its first JSON-RPC message that cannot be one
+/// (they do not start with `{` or `[`). rmcp skips such lines, so a server that writes only
+/// those (a banner, logs on the wrong stream) would look like one that never answers; this
+/// lets the timeout say what it saw instead. Watching stops at the first JSON line, so the
+/// messages of a working server are never scanned.
+#[derive(Debug, Default)]
+pub(crate) struct StdoutNoise {
+    done: AtomicBool,
+    state: Mutex<NoiseState>,
+}
+
+#[derive(Debug, Default)]
+struct NoiseState {
+    lines: usize,
+    first: Vec<u8>,
+    in_noise_line: bool,
+}
+
+impl StdoutNoise {
+    /// A new process starts with a clean slate (the server may have been fixed and restarted).
+    fn reset(&self) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = NoiseState::default();
+        self.done.store(false, Ordering::Relaxed);
+    }
+
+    fn scan(&self, bytes: &[u8]) {
+        if self.done.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut at_line_start = !st.in_noise_line;
+        for &b in bytes {
+            if b == b'\n' {
+                st.in_noise_line = false;
+                at_line_start = true;
+            } else if st.in_noise_line {
+                if st.lines == 1 && st.first.len() < NOISE_SAMPLE_BYTES {
+                    st.first.push(b);
+                }
+            } else if at_line_start && !b.is_ascii_whitespace() {
+                if b == b'{' || b == b'[' {
+                    self.done.store(true, Ordering::Relaxed);
+                    return;
+                }
+                st.lines += 1;
+                st.in_noise_line = true;
+                at_line_start = false;
+                if st.lines == 1 {
+                    st.first.push(b);
+                }
+            }
+        }
+    }
+
+    /// Why a server that wrote such lines never completed a connect within `after`, or None
+    /// when it wrote none (then it is merely slow or stuck: a timeout).
+    pub(crate) fn connect_failure(&self, after: Duration) -> Option<String> {
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        (st.lines > 0).then(|| {
+            format!(
+                "it wrote {} line{} on stdout that {} not JSON-RPC (the first: {:?}), and no MCP handshake within {} ms: a stdio server must write only JSON-RPC messages on stdout (logs go to stderr)",
+                st.lines,
+                if st.lines == 1 { "" } else { "s" },
+                if st.lines == 1 { "is" } else { "are" },
+                String::from_utf8_lossy(&st.first).trim_end(),
+                after.as_millis()
+            )
+        })
+    }
+}
+
+/// The child's stdout, passed through untouched while `StdoutNoise` looks at it.
+pub(crate) struct WatchedStdout {
+    inner: ChildStdout,
+    noise: Arc<StdoutNoise>,
+}
+
+impl AsyncRead for WatchedStdout {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let poll = Pin::new(&mut this.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = &poll {
+            this.noise.scan(&buf.filled()[before..]);
+        }
+        poll
+    }
+}
+
 /// A running (or exited) child. Dropping it kills the whole process group; use
 /// [`ChildProcess::shutdown`] to also wait until the child is reaped.
 pub(crate) struct ChildProcess {
@@ -66,7 +165,7 @@ pub(crate) struct ChildProcess {
 pub(crate) struct SpawnedChild {
     pub process: ChildProcess,
     pub stdin: ChildStdin,
-    pub stdout: ChildStdout,
+    pub stdout: WatchedStdout,
 }
 
 /// Spawns a stdio server. Its stderr is drained into `stderr`; it is never inherited (it would
@@ -77,6 +176,7 @@ pub(crate) fn spawn(
     env: &HashMap<String, String>,
     cwd: Option<&Path>,
     stderr: Arc<StderrTail>,
+    noise: Arc<StdoutNoise>,
 ) -> std::io::Result<SpawnedChild> {
     let mut cmd = Command::new(command);
     cmd.args(args)
@@ -100,7 +200,11 @@ pub(crate) fn spawn(
     let mut child = cmd.spawn()?;
     let pid = child.id();
     let stdin = child.stdin.take().expect("stdin is piped");
-    let stdout = child.stdout.take().expect("stdout is piped");
+    noise.reset();
+    let stdout = WatchedStdout {
+        inner: child.stdout.take().expect("stdout is piped"),
+        noise,
+    };
     if let Some(mut err) = child.stderr.take() {
         tokio::spawn(async move {
             let mut chunk = vec![0u8; 4096];

@@ -1,0 +1,71 @@
+// One sentence a user can act on for a server that failed, from the hub's error (which names
+// transport internals, HTML bodies and the like: those stay in `error`, shown with --verbose).
+import { basename } from 'node:path'
+
+/** Commands that fetch the server package on first use: npx -y, uvx, pnpm dlx, bunx, … */
+const RUNNERS = new Set(['npx', 'uvx', 'bunx', 'pipx'])
+const DLX = new Set(['pnpm', 'yarn', 'bun'])
+
+export function isPackageRunner(config) {
+  if (config.type !== 'stdio') return false
+  const command = basename(config.command).replace(/\.(cmd|exe)$/i, '')
+  return RUNNERS.has(command) || (DLX.has(command) && ['dlx', 'x'].includes(config.args?.[0])) || (command === 'uv' && config.args?.[0] === 'tool')
+}
+
+const seconds = (ms) => `${Math.round(ms / 100) / 10} s`
+
+/** What a page of HTML says, in a few words: its title, else its first text. */
+function htmlGist(text) {
+  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1]
+  const body = title ?? text.replace(/<[^>]*>/g, ' ')
+  return body.replace(/\s+/g, ' ').trim().slice(0, 80)
+}
+
+/**
+ * `{ summary, hint? }` for a failed server record (`transport`, `command` or URL, `error`,
+ * `code`, `timeoutMs`, `stderrTail`, `runner`: started by a package runner). Every summary is one
+ * sentence.
+ */
+export function describeFailure({ transport, command, error, code, timeoutMs, stderrTail = '', runner = false }) {
+  const url = transport === 'stdio' ? null : command.replace(/^\S+ /, '')
+  const timedOut = code === 'TOOLREG_MCP_TIMEOUT' || /timed out after/.test(error)
+  if (timedOut) {
+    const quiet = !stderrTail.trim()
+    return {
+      summary: `did not answer within ${seconds(timeoutMs)}${quiet ? ' and printed nothing on stderr' : ''}`,
+      hint: runner
+        ? `a first run of ${basename(command.split(' ')[0])} may still be downloading the package: run it once by hand, or give it longer with --timeout ${Math.max(300_000, timeoutMs * 2)}`
+        : `if it is only slow to start, give it longer with --timeout ${timeoutMs * 4}`,
+    }
+  }
+  const noise = /it wrote (\d+) lines? on stdout that (?:is|are) not JSON-RPC \(the first: (".*")\)/.exec(error)
+  if (noise) {
+    return {
+      summary: `it wrote ${noise[1] === '1' ? 'a line on stdout that is not an MCP message' : `${noise[1]} lines on stdout that are not MCP messages`} (the first: ${noise[2]}) and never answered`,
+      hint: 'a stdio server must write only JSON-RPC on stdout, its logs on stderr: look for a quiet or stdio flag in its documentation',
+    }
+  }
+  const exited = /exited with status (\d+)/.exec(error)
+  if (exited) return { summary: `the server process exited with status ${exited[1]} before it was ready${stderrTail.trim() ? '; its stderr says why' : ''}` }
+  const notStarted = /could not start "([^"]+)": (.*?)( \(os error \d+\))?$/.exec(error)
+  if (notStarted) {
+    return /No such file/.test(notStarted[2])
+      ? { summary: `the command ${JSON.stringify(notStarted[1])} was not found`, hint: 'install it, or give its full path in the config' }
+      : { summary: `the command ${JSON.stringify(notStarted[1])} could not be started: ${notStarted[2].toLowerCase()}` }
+  }
+  const status = /HTTP (\d{3})( [A-Za-z ]+)?/.exec(error)
+  if (status) {
+    const n = Number(status[1])
+    const body = error.slice(status.index + status[0].length).replace(/^:\s*/, '').replace(/, when send .*$/, '')
+    const page = /<html|<!doctype/i.test(body) ? ` (an HTML page: "${htmlGist(body)}")` : ''
+    if (n === 401 || n === 403) return { summary: `${url} refused the request with HTTP ${n}${page}`, hint: 'check the credentials in the server\'s "headers"' }
+    if (n === 404 || n === 405) return { summary: `${url} answered HTTP ${n}${page}: no MCP endpoint at that path`, hint: 'check the URL; Streamable HTTP servers usually end in /mcp, legacy SSE ones in /sse ("type": "sse")' }
+    return { summary: `${url} answered HTTP ${n}${page}` }
+  }
+  if (/error sending request|Connection refused|dns error|tcp connect/i.test(error)) {
+    return { summary: `could not reach ${url}: nothing answered there (server not running, wrong host or port, or no network)` }
+  }
+  // Anything else: the hub's sentence without the Rust type names of the transport.
+  const plain = error.replace(/^could not connect to MCP server "[^"]*": /, '').replace(/Transport \[[^\]]*(\][^\]]*)*\] error: /g, '').replace(/^Send message error /, '')
+  return { summary: plain.split('\n')[0] }
+}
