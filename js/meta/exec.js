@@ -100,6 +100,21 @@ function directRoutes(registryNative, entries) {
   return routes
 }
 
+/**
+ * `server/tool` names for the MCP tools among `entries` (as the CLI names them), flattened as
+ * [alias, name, …]; an alias two tools would share, or that is another tool's name, is left out.
+ */
+function serverToolAliases(entries) {
+  const names = new Set(entries.map((entry) => entry.name))
+  const byAlias = new Map()
+  for (const entry of entries) {
+    if (!entry.mcp) continue
+    const alias = `${entry.mcp.serverId}/${entry.mcp.toolName}`
+    byAlias.set(alias, byAlias.has(alias) || names.has(alias) ? null : entry.name)
+  }
+  return [...byAlias].filter(([, name]) => name !== null).flat()
+}
+
 /** Media parts of an MCP result (images, audio, blobs), which the code only sees as base64. */
 function mediaParts(entry, output) {
   if (!entry.namespace?.startsWith('mcp:')) return []
@@ -129,6 +144,7 @@ function createToolExecTool(registry, options = {}) {
     .map((name) => lookup.get(name))
     .filter((entry) => entry && typeof entry.tool.execute === 'function')
   const toolNames = entries.map((entry) => entry.name)
+  const aliasPairs = serverToolAliases(entries)
   const description = `${INTRO.replace('{limits}', describeLimits(opts.limitsJson))}\n${signaturesWithin(entries, opts.budget)}`
   const pool = poolOf(opts.poolSize)
   const { native: registryNative } = registry[internals]
@@ -216,6 +232,7 @@ function createToolExecTool(registry, options = {}) {
       pool.start(
         code,
         toolNames,
+        aliasPairs,
         opts.limitsJson,
         (callNumber, toolName, inputJson, mcpResultJson) => {
           if (mcpResultJson == null) {

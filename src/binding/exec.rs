@@ -235,14 +235,16 @@ impl NativeExecPool {
         u32::try_from(self.pool.size()).unwrap_or(u32::MAX)
     }
 
-    /// Starts a run. `call_tool(callNumber, toolName, inputJson, mcpResultJson?)` is called on
-    /// the JS thread for each tool call that `routes` does not take and must not throw; answer
-    /// it with `run.respond`.
+    /// Starts a run. `tool_aliases` lists other names the code may use, as alias, name, alias,
+    /// name, …. `call_tool(callNumber, toolName, inputJson, mcpResultJson?)` is called on the JS
+    /// thread for each tool call that `routes` does not take and must not throw; answer it with
+    /// `run.respond`.
     #[napi]
     pub fn start(
         &self,
         code: String,
         tool_names: Vec<String>,
+        tool_aliases: Vec<String>,
         limits_json: String,
         call_tool: Function<'_, CallToolArgs, ()>,
         routes: Option<&NativeExecRoutes>,
@@ -257,6 +259,10 @@ impl NativeExecPool {
         let job = ExecJob {
             code,
             tool_names,
+            tool_aliases: tool_aliases
+                .chunks_exact(2)
+                .map(|pair| (pair[0].clone(), pair[1].clone()))
+                .collect(),
             limits,
             bridge: Arc::new(JsBridge {
                 js: Arc::new(JsHost {

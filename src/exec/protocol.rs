@@ -57,6 +57,8 @@ pub const DONE: u8 = 14;
 pub struct RunRequest {
     pub code: String,
     pub tool_names: Vec<String>,
+    /// Other names the code may call tools by (`server/tool` for MCP tools): alias, then name.
+    pub tool_aliases: Vec<(String, String)>,
     pub memory_limit_bytes: u64,
     pub max_stack_size_bytes: u64,
     /// The sizes below bound what the helper copies out of the engine. It cuts text one byte

@@ -33,6 +33,9 @@ pub struct ExecJob {
     pub code: String,
     /// Tools the code may call; each becomes `tools.<name>`.
     pub tool_names: Vec<String>,
+    /// Other names for some of them (`server/tool`), as `(alias, name)`: the code may use
+    /// either; calls reach the host under the name.
+    pub tool_aliases: Vec<(String, String)>,
     pub limits: ExecLimits,
     pub bridge: Arc<dyn Bridge>,
 }
@@ -191,6 +194,7 @@ pub(crate) fn drive(
     let request = RunRequest {
         code: job.code,
         tool_names: job.tool_names.clone(),
+        tool_aliases: job.tool_aliases,
         memory_limit_bytes: limits.memory_limit_bytes,
         max_stack_size_bytes: limits.max_stack_size_bytes,
         max_result_bytes: limits.max_result_bytes,

@@ -60,6 +60,7 @@ fn run_with(code: &str, limits: ExecLimits) -> (ExecOutcome, Arc<TestHost>) {
         tool_names: ["echo", "slow", "fail", "hold", "gated"]
             .map(String::from)
             .to_vec(),
+        tool_aliases: vec![("srv/echo".to_owned(), "echo".to_owned())],
         limits,
         bridge: host.clone(),
     };
@@ -108,6 +109,20 @@ fn returns_json_and_awaits_tools() {
         ok("return await tools.invoke('echo', [1])").as_deref(),
         Some("[1]")
     );
+    // An alias reaches the host under the tool's name.
+    let (outcome, host) = run_with(
+        "return [await tools.invoke('srv/echo', 1), await tools['srv/echo'](2)]",
+        ExecLimits::default(),
+    );
+    assert_eq!(outcome.result.unwrap().as_deref(), Some("[1,2]"));
+    let names: Vec<_> = host
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.tool_name.clone())
+        .collect();
+    assert_eq!(names, ["echo", "echo"]);
 }
 
 #[test]
@@ -323,6 +338,7 @@ fn abort_ends_a_run_mid_call() {
     let job = ExecJob {
         code: "await tools.hold()".to_owned(),
         tool_names: vec!["hold".to_owned()],
+        tool_aliases: Vec::new(),
         limits: ExecLimits::default(),
         bridge: host.clone(),
     };

@@ -1,7 +1,8 @@
 // Runs once per fresh context, before the model's code. Receives the native bridge functions
 // as arguments so they never become globals, installs the sandbox API, removes every way to
 // compile code at run time or to block the thread, and returns `clip` to the host.
-(function (call, log, names) {
+// `aliasPairs` is [alias, name, alias, name, …]: other names (`server/tool`) for some tools.
+(function (call, log, names, aliasPairs) {
   'use strict'
   const g = globalThis
   const define = Object.defineProperty
@@ -40,20 +41,35 @@
     }
     return row[b.length]
   }
+  const aliases = Object.create(null)
+  for (let i = 0; i + 1 < aliasPairs.length; i += 2) aliases[aliasPairs[i]] = aliasPairs[i + 1]
+  const known = [...names, ...Object.keys(aliases)]
   const unknownTool = (name) => {
-    const close = names
+    const close = known
       .map((n) => [distance(name, n), n])
       .filter(([d, n]) => d <= Math.max(2, Math.floor(n.length / 3)))
       .sort((a, b) => a[0] - b[0])
       .slice(0, 3)
       .map(([, n]) => n)
     const hint = close.length > 0 ? `Did you mean ${close.join(', ')}?` : `Tools here: ${names.slice(0, 20).join(', ')}${names.length > 20 ? ', …' : ''}.`
-    return new TypeError(`tools.${name} is not a tool available to this code. ${hint}`)
+    const error = new TypeError(`tools.${name} is not a tool available to this code. ${hint}`)
+    error.code = 'TOOLREG_UNKNOWN_TOOL'
+    return error
   }
 
   const table = Object.create(null)
   for (const name of names) define(table, name, { value: (params) => call(name, params), enumerable: true })
-  if (!names.includes('invoke')) define(table, 'invoke', { value: (name, params) => call(String(name), params) })
+  for (const alias of Object.keys(aliases)) {
+    if (!(alias in table)) define(table, alias, { value: (params) => call(aliases[alias], params) })
+  }
+  if (!names.includes('invoke')) {
+    define(table, 'invoke', {
+      value: (name, params) => {
+        const text = String(name)
+        return call(aliases[text] ?? text, params)
+      },
+    })
+  }
   Object.freeze(table)
   // Reading a name that is not a tool throws at once, naming it, instead of a bare
   // "not a function" at the call.

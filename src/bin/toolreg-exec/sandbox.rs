@@ -465,8 +465,17 @@ fn install_globals<'js>(ctx: &Ctx<'js>, state: &SharedState) -> rquickjs::Result
         },
     )?;
     let prelude: Function = ctx.eval(PRELUDE)?;
-    let names = state.borrow().request.tool_names.clone();
-    let clip: Function = prelude.call((call, log, names))?;
+    let (names, aliases) = {
+        let state = state.borrow();
+        let aliases: Vec<String> = state
+            .request
+            .tool_aliases
+            .iter()
+            .flat_map(|(alias, name)| [alias.clone(), name.clone()])
+            .collect();
+        (state.request.tool_names.clone(), aliases)
+    };
+    let clip: Function = prelude.call((call, log, names, aliases))?;
     state.borrow_mut().clip = Some(Persistent::save(ctx, clip));
     Ok(())
 }
