@@ -169,14 +169,18 @@ describe('toolreg search, inspect, call, exec', () => {
 
   it('exec runs code in the sandbox that calls a real MCP tool; a failing script exits 7', async () => {
     const found = await runCli(['search', 'sum of two numbers', '--demo', '--namespace', 'everything', '--json', '-k', '1'])
-    const name = JSON.parse(found.stdout)[0].name
+    const [{ id, name }] = JSON.parse(found.stdout)
     expect(name).toMatch(/get_sum/)
-    const code = `const [r, same] = await parallel(tools.invoke(${JSON.stringify(name)}, { a: 2, b: 40 }), tools[${JSON.stringify(name)}]({ a: 1, b: 1 })); console.log('called twice'); return { r, same }`
+    expect(id).toBe('everything/get-sum')
+    // By wire id and by the server/tool name the CLI prints, in parallel.
+    const code = `const [r, same] = await parallel(tools.invoke(${JSON.stringify(id)}, { a: 2, b: 40 }), tools[${JSON.stringify(name)}]({ a: 1, b: 1 })); console.log('called twice'); return { r, same }`
     const run = await runCli(['exec', code, '--demo'])
     expect(run.code).toBe(0)
     expect(run.stderr).toContain('called twice')
     expect(run.stdout).toContain('The sum of 2 and 40 is 42')
     expect(run.stdout).toContain('The sum of 1 and 1 is 2')
+    const typo = await runCli(['exec', 'return await tools.get_smu({})', '--demo'])
+    expect(typo.stderr).toContain('TOOLREG_UNKNOWN_TOOL')
     const failing = await runCli(['exec', 'throw new Error("nope")', '--demo'])
     expect(failing.code).toBe(7)
     expect(failing.stderr).toContain('nope')
