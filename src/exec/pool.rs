@@ -1,5 +1,6 @@
 //! The warm pool of sandbox processes. Each run takes one process (waiting its turn, for at
-//! most `queueTimeoutMs`), is driven on a thread of its own, and gives the process back — or,
+//! most `queueTimeoutMs`), is driven on a thread of its own (kept for later runs), and gives
+//! the process back — or,
 //! when the process was killed or died, frees its place and starts a replacement, so the pool
 //! is whole again without waiting for the next run.
 
@@ -16,6 +17,51 @@ use super::{ExecError, Limit};
 
 /// A run's driver only forwards frames; it needs little stack.
 const DRIVER_STACK_BYTES: usize = 256 * 1024;
+/// How long a driver thread waits for another run before it ends.
+const DRIVER_IDLE_LIFETIME: Duration = Duration::from_secs(60);
+
+type Task = Box<dyn FnOnce() + Send>;
+
+/// Threads that drive runs, kept between runs: starting a thread per run was a visible part of
+/// a short run's cost. One is started whenever none is idle, so queued runs never wait for a
+/// driver (they wait for a sandbox, in `acquire`).
+#[derive(Default)]
+struct Drivers {
+    idle: Mutex<Vec<Sender<Task>>>,
+}
+
+impl Drivers {
+    fn run(self: &Arc<Self>, mut task: Task) -> std::io::Result<()> {
+        loop {
+            let Some(driver) = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop() else {
+                break;
+            };
+            // A driver that has ended leaves its sender behind; its send fails.
+            match driver.send(task) {
+                Ok(()) => return Ok(()),
+                Err(mpsc::SendError(back)) => task = back,
+            }
+        }
+        let (tx, rx) = mpsc::channel::<Task>();
+        let drivers = self.clone();
+        std::thread::Builder::new()
+            .name("toolreg-exec-run".to_owned())
+            .stack_size(DRIVER_STACK_BYTES)
+            .spawn(move || {
+                let mut next = Some(task);
+                while let Some(task) = next.take() {
+                    task();
+                    drivers
+                        .idle
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(tx.clone());
+                    next = rx.recv_timeout(DRIVER_IDLE_LIFETIME).ok();
+                }
+            })
+            .map(drop)
+    }
+}
 
 /// Up to `size` sandbox processes running `tool_exec` code, one run each at a time.
 pub struct ExecPool {
@@ -26,6 +72,7 @@ struct Shared {
     helper: PathBuf,
     size: usize,
     slots: Mutex<Slots>,
+    drivers: Arc<Drivers>,
 }
 
 #[derive(Default)]
@@ -68,6 +115,7 @@ impl ExecPool {
                 helper,
                 size,
                 slots: Mutex::default(),
+                drivers: Arc::default(),
             }),
         }
     }
@@ -93,14 +141,13 @@ impl ExecPool {
             pool: self.shared.clone(),
         };
         let shared = self.shared.clone();
-        std::thread::Builder::new()
-            .name("toolreg-exec-run".to_owned())
-            .stack_size(DRIVER_STACK_BYTES)
-            .spawn(move || {
+        self.shared
+            .drivers
+            .run(Box::new(move || {
                 let outcome = shared.run(job, &control, &events, &events_tx);
                 control.close();
                 done(outcome);
-            })
+            }))
             .map_err(|e| ExecError::Engine(format!("cannot start a run's thread: {e}")))?;
         Ok(handle)
     }
