@@ -359,6 +359,18 @@ describe('a short soak of mixed hostile and ordinary runs', () => {
 })
 
 describe('the sandbox process', () => {
+  it('a missing sandbox executable fails the run with an error that names it', async () => {
+    process.env.TOOLREG_EXEC_HELPER = '/nonexistent/toolreg-exec'
+    try {
+      // A pool size no other test uses, so this pool is made with the path above.
+      const { output } = await timed('return 1', { poolSize: 7 })
+      expect(output.errorCode).toBe('TOOLREG_EXEC_ENGINE')
+      expect(output.error).toContain('cannot start the tool_exec sandbox process /nonexistent/toolreg-exec')
+    } finally {
+      delete process.env.TOOLREG_EXEC_HELPER
+    }
+  })
+
   const filters = (status) => Number(/^Seccomp_filters:\s+(\d+)$/m.exec(status)?.[1] ?? 0)
   it.skipIf(process.platform !== 'linux' || !['x64', 'arm64'].includes(process.arch))(
     'runs under a seccomp filter of its own, with an empty environment',
