@@ -191,6 +191,12 @@ describe('limits the code tries to catch end the run', () => {
     for (const [code, error] of cases) expect((await timed(code)).output).toEqual({ isError: true, errorCode: 'TOOLREG_EXEC_UNCAUGHT', error })
   })
 
+  it('passes a multi-megabyte tool output whole, several times in a row', async () => {
+    // Larger than a pipe's buffer: the frame goes partly straight in, partly through the writer.
+    const { output } = await timed('const a = await tools.bigText({ value: 3e6 }); const b = await tools.bigText({ value: 2e6 + 1 }); return [a.length, b.length, a === "x".repeat(3e6)]')
+    expect(output).toEqual({ result: [3e6, 2e6 + 1, true] })
+  })
+
   it('names the memory limit when a tool output does not fit while it is parsed', async () => {
     const { output } = await timed('return (await tools.bigText({ value: 3e6 })).length', { limits: { memoryLimitBytes: 4 * MiB } })
     expect(limitOf(output)).toBe('memoryLimitBytes')
