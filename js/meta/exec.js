@@ -131,7 +131,7 @@ function withTimeout(promise, ms, onTimeout) {
 }
 
 /**
- * `tool_exec`: runs model-written JavaScript in QuickJS on a pool of threads. Tool calls from
+ * `tool_exec`: runs model-written JavaScript in QuickJS in a pool of sandbox processes. Tool calls from
  * the code go through the checks `tool_invoke` makes (allow-list, approval, validation) and
  * run with `toolCallId` `${outer}::exec::${n}`.
  */
