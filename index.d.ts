@@ -402,6 +402,17 @@ export interface McpCatalogTool extends McpTool {
 }
 
 /** Real MCP client connections (Rust, rmcp): lazy connect, cached tool lists, cancellation, captured stderr. */
+/** A server's `elicitation/create` params, with the asking server's id. */
+export interface McpElicitationRequest {
+  serverId: string
+  message: string
+  requestedSchema: { type: 'object'; properties: Record<string, object>; required?: string[] }
+  [key: string]: unknown
+}
+export interface McpElicitationAnswer {
+  action: 'accept' | 'decline' | 'cancel'
+  content?: Record<string, string | number | boolean | string[]>
+}
 export declare class McpHub implements McpToolHost {
   /**
    * `connectTimeoutMs` bounds one connect attempt (default 30000). `reconnectBackoffMs`
@@ -409,7 +420,17 @@ export declare class McpHub implements McpToolHost {
    * error instead of starting the server again; it doubles per further failure (up to 32x)
    * and resets once a connect succeeds; 0 retries on every call.
    */
-  constructor(options?: { servers?: McpServerConfig[]; connectTimeoutMs?: number; reconnectBackoffMs?: number })
+  constructor(options?: {
+    servers?: McpServerConfig[]
+    connectTimeoutMs?: number
+    reconnectBackoffMs?: number
+    /**
+     * Asks the user when a server sends `elicitation/create` (form mode); fields the answer
+     * leaves out take the requested schema's defaults. Without it the hub declares no
+     * elicitation capability, so servers do not ask.
+     */
+    onElicitation?: (request: McpElicitationRequest) => McpElicitationAnswer | Promise<McpElicitationAnswer>
+  })
   addServer(config: McpServerConfig): void
   removeServer(id: string): Promise<boolean>
   readonly servers: Array<{ id: string; name: string; transport: string }>

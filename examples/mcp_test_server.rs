@@ -194,6 +194,11 @@ impl TestServer {
                 obj_schema(json!({"ms": {"type": "integer"}}), &["ms"]),
             ),
             Tool::new(
+                "ask",
+                "Ask the user who they are (an elicitation with defaults)",
+                obj_schema(json!({}), &[]),
+            ),
+            Tool::new(
                 "cancelled_count",
                 "How many slow calls were cancelled",
                 obj_schema(json!({}), &[]),
@@ -346,6 +351,25 @@ impl ServerHandler for TestServer {
                 }
             }
             "cancelled_count" => Ok(text(CANCELLED.load(Ordering::SeqCst).to_string())),
+            "ask" => {
+                // Asks the client's user for a name and an age, both with defaults (SEP-1034).
+                let params = serde_json::from_value(json!({
+                    "mode": "form",
+                    "message": "Who are you?",
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {
+                            "name": { "type": "string", "default": "Ada" },
+                            "age": { "type": "integer", "default": 36 }
+                        }
+                    }
+                }))
+                .expect("a form elicitation");
+                match context.peer.create_elicitation(params).await {
+                    Ok(answer) => Ok(text(serde_json::to_string(&answer).unwrap_or_default())),
+                    Err(e) => Ok(text(format!("elicitation failed: {e}"))),
+                }
+            }
             "list_count" => Ok(text(LIST_REQUESTS.load(Ordering::SeqCst).to_string())),
             "crash" => {
                 eprintln!("crash: exiting mid-call");

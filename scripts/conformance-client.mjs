@@ -4,7 +4,7 @@
 // The suite starts the scenario's test server, appends its URL to the command and sets
 // MCP_CONFORMANCE_SCENARIO. This client uses McpHub exactly as a host would, with no path of
 // its own per scenario: it lists the server's tools and calls each one with arguments built
-// from its input schema, then closes.
+// from its input schema, accepting any elicitation, then closes.
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
@@ -31,7 +31,12 @@ function sample(schema = {}) {
 }
 
 const url = process.argv.at(-1)
-const hub = new McpHub({ servers: [{ id: 'scenario', name: 'scenario', type: 'streamableHttp', url }] })
+// A user who accepts what a server asks with the values it proposes: the hub fills in the
+// schema's defaults (SEP-1034).
+const hub = new McpHub({
+  servers: [{ id: 'scenario', name: 'scenario', type: 'streamableHttp', url }],
+  onElicitation: async () => ({ action: 'accept', content: {} }),
+})
 let failed = false
 try {
   for (const tool of await hub.listTools('scenario')) {

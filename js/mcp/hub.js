@@ -63,10 +63,13 @@ class McpHub {
   #tools = new Map()
 
   /**
-   * @param {{ servers?: object[], connectTimeoutMs?: number, reconnectBackoffMs?: number }} [options]
+   * @param {{ servers?: object[], connectTimeoutMs?: number, reconnectBackoffMs?: number, onElicitation?: Function }} [options]
    *   `reconnectBackoffMs` (default 1000): after a failed connect, calls within this delay
    *   fail at once with that error instead of starting the server again; it doubles per
    *   further failure (up to 32x) and resets once a connect succeeds. 0 retries every call.
+   *   `onElicitation(request) → Promise<{ action, content? }>`: asks the user when a server
+   *   sends `elicitation/create` (form mode); fields the answer leaves out take the schema's
+   *   defaults. Without it the hub declares no elicitation capability.
    */
   constructor(options = {}) {
     const servers = options.servers ?? []
@@ -78,7 +81,12 @@ class McpHub {
         throw invalidArgument(key, `expected a whole number of milliseconds, got ${String(ms)}`)
       }
     }
-    this.#native = callNative(() => new native.NativeMcpHub(json, options.connectTimeoutMs, options.reconnectBackoffMs))
+    const { onElicitation } = options
+    if (onElicitation !== undefined && typeof onElicitation !== 'function') {
+      throw invalidArgument('onElicitation', 'expected a function (request) => Promise<{ action, content? }>')
+    }
+    const elicit = onElicitation && ((json) => Promise.resolve(JSON.parse(json)).then(onElicitation).then((answer) => JSON.stringify(answer)))
+    this.#native = callNative(() => new native.NativeMcpHub(json, options.connectTimeoutMs, options.reconnectBackoffMs, elicit))
   }
 
   addServer(config) {

@@ -10,7 +10,12 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::{Map, Value};
 
-use crate::mcp::{CancellationToken, HubOptions, McpError, McpHub, McpTool, ServerConfig, wire_id};
+use napi::threadsafe_function::ThreadsafeFunction;
+
+use crate::mcp::{
+    CancellationToken, ElicitFuture, Elicitor, ElicitorHandle, HubOptions, McpError, McpHub,
+    McpTool, ServerConfig, wire_id,
+};
 
 fn mcp_error(err: McpError) -> napi::Error {
     napi::Error::new(Status::GenericFailure, format!("[{}] {}", err.code(), err))
@@ -61,13 +66,38 @@ impl NativeMcpHub {
     }
 }
 
+/// The host's `onElicitation`: request JSON in, a promise of the answer's JSON out. Weak, so an
+/// idle hub never keeps Node alive.
+type ElicitFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
+
+struct JsElicitor(Arc<ElicitFn>);
+
+impl Elicitor for JsElicitor {
+    fn elicit(&self, request: Value) -> ElicitFuture {
+        let function = self.0.clone();
+        Box::pin(async move {
+            let answer = function
+                .call_async(request.to_string())
+                .await
+                .map_err(|e| format!("the host's onElicitation could not be called: {e}"))?
+                .await
+                .map_err(|e| format!("the host's onElicitation failed: {e}"))?;
+            serde_json::from_str(&answer)
+                .map_err(|e| format!("the host's onElicitation answer is not JSON: {e}"))
+        })
+    }
+}
+
 #[napi]
 impl NativeMcpHub {
+    /// `on_elicitation(requestJson) → Promise<answerJson>` answers servers' `elicitation/create`;
+    /// without it the hub declares no elicitation capability.
     #[napi(constructor)]
     pub fn new(
         servers_json: String,
         connect_timeout_ms: Option<u32>,
         reconnect_backoff_ms: Option<u32>,
+        on_elicitation: Option<Function<'_, String, Promise<String>>>,
     ) -> Result<Self> {
         let servers: Vec<ServerConfig> =
             serde_json::from_str(&servers_json).map_err(invalid_config)?;
@@ -77,6 +107,14 @@ impl NativeMcpHub {
         }
         if let Some(ms) = reconnect_backoff_ms {
             options.reconnect_backoff = Duration::from_millis(u64::from(ms));
+        }
+        if let Some(function) = on_elicitation {
+            let function: ElicitFn = function
+                .build_threadsafe_function()
+                .weak::<true>()
+                .callee_handled::<false>()
+                .build()?;
+            options.elicitor = Some(ElicitorHandle(Arc::new(JsElicitor(Arc::new(function)))));
         }
         Ok(NativeMcpHub {
             hub: McpHub::with_options(servers, options).map_err(mcp_error)?,

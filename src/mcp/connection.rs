@@ -7,17 +7,22 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared, WeakShared};
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion, Tool};
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
+    Implementation, ProtocolVersion, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceError, ServiceExt};
+use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::ServerConfig;
 use super::config::header_map;
+use super::elicit::{ElicitorHandle, apply_defaults};
 use super::process::{self, ChildProcess, StderrTail, StdoutNoise, describe_exit};
 use super::sse::LegacySseTransport;
 
@@ -29,6 +34,7 @@ pub(crate) struct ConnectParams {
     pub client_version: String,
     pub max_message_bytes: usize,
     pub shutdown_grace: Duration,
+    pub elicitor: Option<ElicitorHandle>,
     pub stderr: Arc<StderrTail>,
     pub stdout_noise: Arc<StdoutNoise>,
     pub http: Result<reqwest::Client, String>,
@@ -130,10 +136,13 @@ impl ToolCache {
     }
 }
 
-/// The rmcp client handler: it only needs to react to `notifications/tools/list_changed`.
+/// The rmcp client handler: it reacts to `notifications/tools/list_changed`, and hands a
+/// server's `elicitation/create` to the host's elicitor, if there is one.
 pub(crate) struct HubClient {
     info: ClientConfig,
     tools: Arc<ToolCache>,
+    server_id: String,
+    elicitor: Option<ElicitorHandle>,
 }
 
 impl ClientHandler for HubClient {
@@ -143,6 +152,34 @@ impl ClientHandler for HubClient {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools.invalidate();
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let internal = |message: String| rmcp::ErrorData::internal_error(message, None);
+        // Without a host to ask, the capability was not declared: the request is one this
+        // client does not handle, not a user's refusal.
+        let Some(elicitor) = &self.elicitor else {
+            return Err(rmcp::ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "this client does not support elicitation",
+                None,
+            ));
+        };
+        let mut request = serde_json::to_value(&request).map_err(|e| internal(e.to_string()))?;
+        let schema = request.get("requestedSchema").cloned();
+        if let Some(params) = request.as_object_mut() {
+            params.insert("serverId".to_owned(), Value::String(self.server_id.clone()));
+        }
+        let mut answer = elicitor.0.elicit(request).await.map_err(internal)?;
+        if let Some(schema) = schema {
+            apply_defaults(&mut answer, &schema);
+        }
+        serde_json::from_value(answer)
+            .map_err(|e| internal(format!("the host's elicitation answer is not valid: {e}")))
     }
 }
 
@@ -270,15 +307,24 @@ pub(crate) async fn connect(
     timeout: Duration,
 ) -> Result<(Arc<Connection>, Running), ConnectFailure> {
     let tools = Arc::new(ToolCache::default());
+    let mut capabilities = ClientCapabilities::default();
+    if p.elicitor.is_some() {
+        // Form mode only: the host answers with field values, it opens no URLs.
+        let mut elicitation = ElicitationCapability::new();
+        elicitation.form = Some(Default::default());
+        capabilities.elicitation = Some(elicitation);
+    }
     let handler = HubClient {
         info: ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new(p.client_name.clone(), p.client_version.clone()),
         )
         // The newest version that still has the `initialize` handshake; older servers answer
         // with their own version (e.g. 2024-11-05) and rmcp accepts it.
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE),
         tools: tools.clone(),
+        server_id: p.config.id().to_owned(),
+        elicitor: p.elicitor.clone(),
     };
     let ct = CancellationToken::new();
     let serve_ct = ct.clone();

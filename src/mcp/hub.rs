@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 use super::connection::{self, ConnectFailure, ConnectParams, Connection, Listed};
 use super::process::{StderrTail, StdoutNoise};
 use super::wire_id::{build_mcp_tool_wire_id, server_segment, wire_id_server_segment};
-use super::{McpError, ServerConfig};
+use super::{ElicitorHandle, McpError, ServerConfig};
 
 /// Tunables; `HubOptions::default()` suits a desktop app.
 #[derive(Debug, Clone)]
@@ -51,6 +51,9 @@ pub struct HubOptions {
     /// successful connect resets it; a connection that dies reconnects on the next call.
     /// Default 1 s; zero retries on every call.
     pub reconnect_backoff: Duration,
+    /// Answers servers' `elicitation/create`; without it the hub declares no elicitation
+    /// capability.
+    pub elicitor: Option<ElicitorHandle>,
 }
 
 /// The backoff stops doubling after this many consecutive failures (1 s default -> 32 s).
@@ -65,6 +68,7 @@ impl Default for HubOptions {
             client_version: env!("CARGO_PKG_VERSION").into(),
             shutdown_grace: Duration::from_secs(2),
             reconnect_backoff: Duration::from_secs(1),
+            elicitor: None,
         }
     }
 }
@@ -502,6 +506,7 @@ impl McpHub {
             client_version: self.inner.opts.client_version.clone(),
             max_message_bytes: self.inner.opts.max_message_bytes,
             shutdown_grace: self.inner.opts.shutdown_grace,
+            elicitor: self.inner.opts.elicitor.clone(),
             stderr: slot.stderr.clone(),
             stdout_noise: slot.stdout_noise.clone(),
             http: match slot.config {

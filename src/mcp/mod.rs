@@ -7,6 +7,7 @@
 //! One concern per file:
 //! - [`config`]: the server configuration accepted from JS (`{ type: "stdio" | ... }`).
 //! - [`error`]: [`McpError`] with stable `TOOLREG_MCP_*` codes.
+//! - [`elicit`]: a server asking the user for input, answered by the host.
 //! - [`hub`]: lazy connect, reconnect, tool-list cache, timeouts, cancellation, status, close.
 //! - `connection`: opening one connection per transport and tearing it down.
 //! - `process`: the stdio child (process group, reaping, stderr ring buffer).
@@ -15,6 +16,7 @@
 
 pub mod config;
 mod connection;
+pub mod elicit;
 pub mod error;
 pub mod hub;
 mod process;
@@ -22,6 +24,7 @@ mod sse;
 pub mod wire_id;
 
 pub use config::ServerConfig;
+pub use elicit::{ElicitFuture, Elicitor, ElicitorHandle};
 pub use error::McpError;
 pub use hub::{ConnectionState, HubOptions, McpHub, ServerStatus};
 /// The tool descriptor returned by [`McpHub::list_tools`]; serialises to the MCP wire shape
