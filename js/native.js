@@ -41,8 +41,15 @@ function platformSuffix() {
  * archive the file must be unpacked (executables cannot run from the archive), so the
  * `.asar.unpacked` twin of the path is used.
  */
+let foundHelper
 function execHelperPath() {
   if (process.env.TOOLREG_EXEC_HELPER) return process.env.TOOLREG_EXEC_HELPER
+  // Found once per process: platformSuffix reads a diagnostic report to tell glibc from musl.
+  foundHelper ??= findExecHelper()
+  return foundHelper
+}
+
+function findExecHelper() {
   const suffix = platformSuffix()
   const file = `toolreg-exec.${suffix}${process.platform === 'win32' ? '.exe' : ''}`
   const folders = [join(__dirname, '..')]
