@@ -5,7 +5,7 @@ import { resolve } from 'node:path'
 import { createRequire } from 'node:module'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import pc from 'picocolors'
-import { DEFAULT_TIMEOUT_MS, PACKAGE_RUNNER_TIMEOUT_MS, openSession } from './session.mjs'
+import { DEFAULT_TIMEOUT_MS, PACKAGE_RUNNER_TIMEOUT_MS, openSession, resolveSource } from './session.mjs'
 import { readCachedTools } from './cache.mjs'
 import { createProgress } from './progress.mjs'
 import { audit, decisionsAt } from './audit.mjs'
@@ -14,6 +14,7 @@ import { searchTools, resolveTool, signatureOf, callTool, execCode, labelOf, spl
 import { buildReport } from './report.mjs'
 import { modelWindow, MODEL_WINDOWS } from './models.mjs'
 import { CliError, EXIT, EXIT_HELP } from './exitCodes.mjs'
+import { fileTokenStore, signIn, tokenStatus } from './auth.mjs'
 
 const require = createRequire(import.meta.url)
 const { McpHub } = require('../index.js')
@@ -59,7 +60,7 @@ async function withSession(open, opts, run, { plainProgress = false, start = 'al
   try {
     if (!quietFailures) {
       for (const failed of s.servers.filter((x) => x.status === 'failed')) {
-        const detail = opts.verbose ? `\n${formatFailure(failed, { verbose: true, indent: '  ' })}` : ' (--verbose for details)'
+        const detail = opts.verbose ? `\n${formatFailure(failed, { verbose: true, indent: '  ' })}` : `${failed.hint ? `; ${failed.hint}` : ''} (--verbose for details)`
         process.stderr.write(pc.yellow(`warning: ${failed.id} is left out: ${failed.summary}${detail}\n`))
       }
     }
@@ -245,6 +246,63 @@ export function createProgram({ open = openSession } = {}) {
       if (opts.json) printJson(summary)
       else console.log(`Wrote ${out} (${num(summary.bytes)} bytes): ${num(summary.tools)} tools on ${num(summary.servers)} servers. Open it in any browser; it needs no network.`)
       if (doc.summary.failedServers) outcome.exitCode = EXIT.SERVER_FAILED
+    })
+  const auth = program.command('auth').description('sign in to MCP servers that ask for OAuth (GitHub, Linear, Notion, Sentry, …); tokens are kept in a file only you can read')
+  usageErrors(auth, 'toolreg auth')
+  /** The remote server `id` of the config, or a usage error naming the ones there are. */
+  const remoteServer = (opts, id) => {
+    const source = resolveSource({ config: opts.config })
+    const remote = source.servers.filter((s) => s.config.type !== 'stdio')
+    const found = remote.find((s) => s.config.id === id)
+    if (found) return found
+    const known = remote.map((s) => s.config.id)
+    throw new CliError(`No remote MCP server ${JSON.stringify(id)} in ${source.files.join(', ') || 'the config'}${known.length ? `; remote servers: ${known.join(', ')}` : ' (it has no remote servers)'}.`, EXIT.AUTH)
+  }
+  auth
+    .command('login')
+    .description('open the server\'s sign-in page in your browser ($BROWSER if set; the URL is printed when none opens), wait on a loopback redirect, and store the token')
+    .argument('<server>', 'the server\'s id in the config')
+    .addOption(configOption())
+    .option('--port <n>', 'the loopback port to listen on (for a client registered with a fixed redirect URI); default: the config\'s oauth.callbackPort, else a free one', positiveInt)
+    .option('--timeout <ms>', 'how long to wait for the sign-in to finish', positiveInt, 300_000)
+    .addHelpText('after', examples('toolreg auth login github', 'BROWSER=firefox toolreg auth login linear --config ~/.cursor/mcp.json'))
+    .action(async (id, opts) => {
+      const server = remoteServer(opts, id)
+      const store = fileTokenStore()
+      let signedIn
+      try {
+        signedIn = await signIn(server.config, { store, timeoutMs: opts.timeout, port: opts.port ?? server.callbackPort })
+      } catch (error) {
+        throw new CliError(`Sign-in to ${id} did not complete: ${error.message}`, EXIT.AUTH)
+      }
+      console.log(signedIn.askedToSignIn ? `Signed in to ${id}: ${num(signedIn.tools)} tools. The token is stored in ${store.file}.` : `${id} did not ask for a sign-in (${num(signedIn.tools)} tools); nothing was stored.`)
+    })
+  auth
+    .command('logout')
+    .description('forget the stored token of a server (sign in again with auth login)')
+    .argument('<server>', 'the server\'s id in the config')
+    .addOption(configOption())
+    .action((id, opts) => {
+      remoteServer(opts, id)
+      console.log(fileTokenStore().delete(id) ? `Signed out of ${id}: its token was removed.` : `No token was stored for ${id}.`)
+    })
+  auth
+    .command('status')
+    .description('where you are signed in: each remote server of the config, its scopes and when its token expires (never the token itself)')
+    .argument('[server]', 'only this server')
+    .addOption(configOption())
+    .option('--json', 'print the list as JSON')
+    .action((id, opts) => {
+      const servers = id ? [remoteServer(opts, id)] : resolveSource({ config: opts.config }).servers.filter((s) => s.config.type !== 'stdio')
+      const store = fileTokenStore()
+      const rows = servers.map((s) => tokenStatus(s.config, store))
+      if (opts.json) return printJson(rows)
+      if (!rows.length) return console.log('The config has no remote servers.')
+      for (const r of rows) {
+        const expiry = r.expiresInSeconds == null ? '' : r.expiresInSeconds > 0 ? `, expires in ${Math.ceil(r.expiresInSeconds / 60)} min` : ', expired'
+        const detail = r.signedIn ? `signed in${r.scopes.length ? ` (scopes: ${r.scopes.join(' ')})` : ''}${expiry}${r.refreshable ? ', renews itself' : ''}` : r.staleFor ? `not signed in (the stored token is for ${r.staleFor})` : 'not signed in'
+        console.log(`${pc.bold(r.id)}  ${detail}`)
+      }
     })
   return { program, outcome }
 }

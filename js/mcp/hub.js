@@ -52,6 +52,40 @@ function trackAbort(signal, cancel) {
   }
 }
 
+/** Checks the `auth` option; returns the settings JSON and the one function the core calls. */
+function authBridge(auth) {
+  if (auth === undefined) return [undefined, undefined]
+  if (auth === null || typeof auth !== 'object') throw invalidArgument('auth', 'expected an object { onAuthorizationUrl?, tokenStore?, redirectUri?, ... }')
+  const { onAuthorizationUrl, tokenStore, redirectUri, clientName, clientMetadataUrl, timeoutMs } = auth
+  if (onAuthorizationUrl !== undefined && typeof onAuthorizationUrl !== 'function') {
+    throw invalidArgument('auth.onAuthorizationUrl', 'expected a function (url, { serverId, redirectUri }) => Promise<callback URL or code>')
+  }
+  if (onAuthorizationUrl && typeof redirectUri !== 'string') {
+    throw invalidArgument('auth.redirectUri', 'expected the redirect URI that onAuthorizationUrl listens on, e.g. http://127.0.0.1:33418/callback')
+  }
+  if (tokenStore !== undefined && !(tokenStore && ['get', 'set', 'delete'].every((m) => typeof tokenStore[m] === 'function'))) {
+    throw invalidArgument('auth.tokenStore', 'expected { get(key), set(key, value), delete(key) } (each may return a promise)')
+  }
+  for (const [key, value] of Object.entries({ redirectUri, clientName, clientMetadataUrl })) {
+    if (value !== undefined && typeof value !== 'string') throw invalidArgument(`auth.${key}`, `expected a string, got ${typeof value}`)
+  }
+  if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) {
+    throw invalidArgument('auth.timeoutMs', `expected a positive whole number of milliseconds, got ${String(timeoutMs)}`)
+  }
+  const settings = JSON.stringify({ authorize: Boolean(onAuthorizationUrl), tokenStore: Boolean(tokenStore), redirectUri, clientName, clientMetadataUrl, timeoutMs })
+  const ops = {
+    authorize: ({ prompt }) => onAuthorizationUrl(prompt.url, { serverId: prompt.serverId, redirectUri: prompt.redirectUri }),
+    get: ({ key }) => tokenStore.get(key),
+    set: ({ key, value }) => tokenStore.set(key, value),
+    delete: ({ key }) => tokenStore.delete(key),
+  }
+  const call = (json) =>
+    Promise.resolve(JSON.parse(json))
+      .then((request) => ops[request.op](request))
+      .then((answer) => JSON.stringify(answer ?? null))
+  return [settings, onAuthorizationUrl || tokenStore ? call : undefined]
+}
+
 /**
  * Real MCP client connections, owned by the Rust core (rmcp): stdio child processes,
  * Streamable HTTP and legacy HTTP+SSE servers. Connections open lazily on first use; tool
@@ -63,13 +97,16 @@ class McpHub {
   #tools = new Map()
 
   /**
-   * @param {{ servers?: object[], connectTimeoutMs?: number, reconnectBackoffMs?: number, onElicitation?: Function }} [options]
+   * @param {{ servers?: object[], connectTimeoutMs?: number, reconnectBackoffMs?: number, onElicitation?: Function, auth?: object }} [options]
    *   `reconnectBackoffMs` (default 1000): after a failed connect, calls within this delay
    *   fail at once with that error instead of starting the server again; it doubles per
    *   further failure (up to 32x) and resets once a connect succeeds. 0 retries every call.
    *   `onElicitation(request) → Promise<{ action, content? }>`: asks the user when a server
    *   sends `elicitation/create` (form mode); fields the answer leaves out take the schema's
    *   defaults. Without it the hub declares no elicitation capability.
+   *   `auth`: OAuth 2.1 for remote servers that ask for it (see docs/api.md):
+   *   `{ onAuthorizationUrl(url, { serverId, redirectUri }) → Promise<callback URL or code>,
+   *   redirectUri, tokenStore?: { get, set, delete }, clientName?, clientMetadataUrl?, timeoutMs? }`.
    */
   constructor(options = {}) {
     const servers = options.servers ?? []
@@ -86,7 +123,8 @@ class McpHub {
       throw invalidArgument('onElicitation', 'expected a function (request) => Promise<{ action, content? }>')
     }
     const elicit = onElicitation && ((json) => Promise.resolve(JSON.parse(json)).then(onElicitation).then((answer) => JSON.stringify(answer)))
-    this.#native = callNative(() => new native.NativeMcpHub(json, options.connectTimeoutMs, options.reconnectBackoffMs, elicit))
+    const [authSettings, authCall] = authBridge(options.auth)
+    this.#native = callNative(() => new native.NativeMcpHub(json, options.connectTimeoutMs, options.reconnectBackoffMs, elicit, authSettings, authCall))
   }
 
   addServer(config) {
@@ -145,6 +183,17 @@ class McpHub {
   async close() {
     this.#tools.clear()
     await awaitNative(this.#native.close())
+  }
+
+  /**
+   * What a value from `auth.tokenStore` holds, without its secrets: `{ resource, clientId,
+   * scopes, hasRefreshToken, expiresAt }` (seconds since the epoch, or null), or null when the
+   * value is not one toolreg wrote. For a settings page that shows where the user is signed in.
+   */
+  static describeStoredToken(value) {
+    if (typeof value !== 'string') return null
+    const json = native.describeMcpStoredToken(value)
+    return json == null ? null : JSON.parse(json)
   }
 
   /** The native hub behind `host` when it is an McpHub whose `callTool` nobody replaced. */

@@ -13,9 +13,11 @@ use serde_json::{Map, Value};
 use napi::threadsafe_function::ThreadsafeFunction;
 
 use crate::mcp::{
-    CancellationToken, ElicitFuture, Elicitor, ElicitorHandle, HubOptions, McpError, McpHub,
-    McpTool, ServerConfig, wire_id,
+    AuthOptions, AuthorizationPrompt, Authorizer, CancellationToken, ElicitFuture, Elicitor,
+    ElicitorHandle, HubOptions, McpError, McpHub, McpTool, ServerConfig, TokenStore,
+    describe_stored_token, wire_id,
 };
+use futures::future::BoxFuture;
 
 fn mcp_error(err: McpError) -> napi::Error {
     napi::Error::new(Status::GenericFailure, format!("[{}] {}", err.code(), err))
@@ -88,16 +90,127 @@ impl Elicitor for JsElicitor {
     }
 }
 
+/// The host's OAuth parts behind one function: `{ op, ... }` JSON in, a promise of the answer's
+/// JSON out. `op` is `authorize` (`prompt`), `get`/`delete` (`key`) or `set` (`key`, `value`).
+/// Weak, like the elicitor.
+type AuthFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
+
+#[derive(Clone)]
+struct JsAuth(Arc<AuthFn>);
+
+impl JsAuth {
+    fn call(&self, request: Value) -> BoxFuture<'static, std::result::Result<Value, String>> {
+        let function = self.0.clone();
+        Box::pin(async move {
+            let op = request["op"].as_str().unwrap_or_default().to_owned();
+            let answer = function
+                .call_async(request.to_string())
+                .await
+                .map_err(|e| format!("the host's {op} could not be called: {e}"))?
+                .await
+                .map_err(|e| format!("{e}"))?;
+            serde_json::from_str(&answer).map_err(|e| format!("the answer is not JSON: {e}"))
+        })
+    }
+}
+
+impl Authorizer for JsAuth {
+    fn authorize(
+        &self,
+        prompt: AuthorizationPrompt,
+    ) -> BoxFuture<'static, std::result::Result<String, String>> {
+        let call = self.call(serde_json::json!({ "op": "authorize", "prompt": prompt }));
+        Box::pin(async move {
+            match call.await? {
+                Value::String(answer) if !answer.trim().is_empty() => Ok(answer),
+                _ => Err("onAuthorizationUrl resolved to no callback URL or code".into()),
+            }
+        })
+    }
+}
+
+impl TokenStore for JsAuth {
+    fn get(&self, key: &str) -> BoxFuture<'static, std::result::Result<Option<String>, String>> {
+        let call = self.call(serde_json::json!({ "op": "get", "key": key }));
+        Box::pin(async move {
+            match call.await? {
+                Value::String(value) => Ok(Some(value)),
+                Value::Null => Ok(None),
+                _ => Err("tokenStore.get resolved to something other than a string".into()),
+            }
+        })
+    }
+
+    fn set(&self, key: &str, value: String) -> BoxFuture<'static, std::result::Result<(), String>> {
+        let call = self.call(serde_json::json!({ "op": "set", "key": key, "value": value }));
+        Box::pin(async move { call.await.map(drop) })
+    }
+
+    fn delete(&self, key: &str) -> BoxFuture<'static, std::result::Result<(), String>> {
+        let call = self.call(serde_json::json!({ "op": "delete", "key": key }));
+        Box::pin(async move { call.await.map(drop) })
+    }
+}
+
+/// The hub's `auth` options as JS passes them (functions travel separately).
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct AuthSettings {
+    #[serde(default)]
+    authorize: bool,
+    #[serde(default)]
+    token_store: bool,
+    redirect_uri: Option<String>,
+    client_name: Option<String>,
+    client_metadata_url: Option<String>,
+    timeout_ms: Option<u64>,
+}
+
+fn auth_options(settings_json: Option<String>, auth: Option<JsAuth>) -> Result<AuthOptions> {
+    let settings: AuthSettings = match settings_json {
+        Some(json) => {
+            serde_json::from_str(&json).map_err(|e| invalid_config(format!("auth: {e}")))?
+        }
+        None => AuthSettings::default(),
+    };
+    let mut options = AuthOptions::default();
+    if settings.authorize {
+        options.authorizer = auth.clone().map(|a| Arc::new(a) as Arc<dyn Authorizer>);
+    }
+    if settings.token_store {
+        options.token_store = auth.map(|a| Arc::new(a) as Arc<dyn TokenStore>);
+    }
+    options.redirect_uri = settings.redirect_uri;
+    options.client_metadata_url = settings.client_metadata_url;
+    if let Some(name) = settings.client_name {
+        options.client_name = name;
+    }
+    if let Some(ms) = settings.timeout_ms {
+        options.user_timeout = Duration::from_millis(ms);
+    }
+    Ok(options)
+}
+
+/// What a stored token value says (resource, client, scopes, expiry), without its secrets;
+/// `null` when the value is not one toolreg wrote.
+#[napi]
+pub fn describe_mcp_stored_token(value: String) -> Option<String> {
+    describe_stored_token(&value).and_then(|info| serde_json::to_string(&info).ok())
+}
+
 #[napi]
 impl NativeMcpHub {
     /// `on_elicitation(requestJson) → Promise<answerJson>` answers servers' `elicitation/create`;
-    /// without it the hub declares no elicitation capability.
+    /// without it the hub declares no elicitation capability. `auth_json` and `on_auth`: OAuth
+    /// for remote servers (see [`JsAuth`]).
     #[napi(constructor)]
     pub fn new(
         servers_json: String,
         connect_timeout_ms: Option<u32>,
         reconnect_backoff_ms: Option<u32>,
         on_elicitation: Option<Function<'_, String, Promise<String>>>,
+        auth_json: Option<String>,
+        on_auth: Option<Function<'_, String, Promise<String>>>,
     ) -> Result<Self> {
         let servers: Vec<ServerConfig> =
             serde_json::from_str(&servers_json).map_err(invalid_config)?;
@@ -116,6 +229,17 @@ impl NativeMcpHub {
                 .build()?;
             options.elicitor = Some(ElicitorHandle(Arc::new(JsElicitor(Arc::new(function)))));
         }
+        let on_auth = match on_auth {
+            Some(function) => Some(JsAuth(Arc::new(
+                function
+                    .build_threadsafe_function()
+                    .weak::<true>()
+                    .callee_handled::<false>()
+                    .build()?,
+            ))),
+            None => None,
+        };
+        options.auth = auth_options(auth_json, on_auth)?;
         Ok(NativeMcpHub {
             hub: McpHub::with_options(servers, options).map_err(mcp_error)?,
             calls: Arc::default(),

@@ -20,11 +20,13 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::ServerConfig;
+use super::auth::ServerAuth;
 use super::config::header_map;
 use super::elicit::{ElicitorHandle, apply_defaults};
+use super::http::{HubHttp, StandaloneStream};
 use super::process::{self, ChildProcess, StderrTail, StdoutNoise, describe_exit};
 use super::sse::LegacySseTransport;
+use super::{McpError, ServerConfig};
 
 /// Everything needed to open a connection; cloned into the connect task.
 #[derive(Clone)]
@@ -38,6 +40,8 @@ pub(crate) struct ConnectParams {
     pub stderr: Arc<StderrTail>,
     pub stdout_noise: Arc<StdoutNoise>,
     pub http: Result<reqwest::Client, String>,
+    /// OAuth of a remote server that has no configured `Authorization` header.
+    pub auth: Option<Arc<ServerAuth>>,
 }
 
 /// Why a connect attempt did not produce a connection. `Clone`: one attempt is shared.
@@ -47,6 +51,8 @@ pub(crate) enum ConnectFailure {
     /// The attempt was abandoned (server removed, hub closed).
     Cancelled,
     Failed(String),
+    /// The server needs authorization that could not be obtained.
+    Auth(McpError),
 }
 
 impl ConnectFailure {
@@ -60,6 +66,7 @@ impl ConnectFailure {
             }
             ConnectFailure::Cancelled => "the connection attempt was cancelled".into(),
             ConnectFailure::Failed(m) => m.clone(),
+            ConnectFailure::Auth(e) => e.to_string(),
         }
     }
 }
@@ -351,7 +358,7 @@ pub(crate) async fn connect(
             let transport =
                 AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin)
                     .with_max_line_length(p.max_message_bytes);
-            bounded(handshake(handler, transport, serve_ct), cancel, timeout).await
+            bounded(handshake(handler, transport, serve_ct), cancel, timeout, p).await
         }
         ServerConfig::StreamableHttp {
             id, url, headers, ..
@@ -366,8 +373,19 @@ pub(crate) async fn connect(
                 .custom_headers(headers)
                 .max_json_response_size(p.max_message_bytes)
                 .max_sse_event_size(p.max_message_bytes);
+            let stream = Arc::new(StandaloneStream::default());
+            let client = HubHttp {
+                inner: client,
+                auth: p.auth.clone(),
+                stream: stream.clone(),
+            };
             let transport = StreamableHttpClientTransport::with_client(client, config);
-            bounded(handshake(handler, transport, serve_ct), cancel, timeout).await
+            let open = async move {
+                let running = handshake(handler, transport, serve_ct).await?;
+                stream.opened().await;
+                Ok(running)
+            };
+            bounded(open, cancel, timeout, p).await
         }
         ServerConfig::Sse {
             id, url, headers, ..
@@ -377,16 +395,22 @@ pub(crate) async fn connect(
                 header_map(id, headers).map_err(|e| ConnectFailure::Failed(e.to_string()))?;
             let max = p.max_message_bytes;
             let url = url.trim().to_owned();
+            let auth = p.auth.clone();
             let open = async move {
-                let transport = LegacySseTransport::connect(client, &url, headers, max)
+                let transport = LegacySseTransport::connect(client, &url, headers, max, auth)
                     .await
                     .map_err(|e| format!("could not open the SSE stream: {e}"))?;
                 handshake(handler, transport, serve_ct).await
             };
-            bounded(open, cancel, timeout).await
+            bounded(open, cancel, timeout, p).await
         }
     };
 
+    // An authorization that gave up says why better than the transport error it caused.
+    let outcome = match (outcome, p.auth.as_ref().and_then(|a| a.take_failure())) {
+        (Ok(Err(_)), Some(auth_failure)) => return Err(ConnectFailure::Auth(auth_failure)),
+        (outcome, _) => outcome,
+    };
     let running = match outcome {
         Ok(Ok(running)) => running,
         Ok(Err(reason)) => {
@@ -449,14 +473,23 @@ where
         .map_err(|e| error_chain(&e))
 }
 
+/// The time the user spends signing in does not count against `timeout`.
 async fn bounded<T>(
     fut: impl Future<Output = T>,
     cancel: &CancellationToken,
     timeout: Duration,
+    p: &ConnectParams,
 ) -> Result<T, ConnectFailure> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    let expired = async {
+        match &p.auth {
+            Some(auth) => auth.user_wait.sleep_until(deadline).await,
+            None => tokio::time::sleep_until(deadline).await,
+        }
+    };
     tokio::select! {
         r = fut => Ok(r),
-        _ = tokio::time::sleep(timeout) => Err(ConnectFailure::Timeout(timeout)),
+        _ = expired => Err(ConnectFailure::Timeout(timeout)),
         _ = cancel.cancelled() => Err(ConnectFailure::Cancelled),
     }
 }

@@ -25,6 +25,7 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::auth::{AuthOptions, ServerAuth};
 use super::connection::{self, ConnectFailure, ConnectParams, Connection, Listed};
 use super::process::{StderrTail, StdoutNoise};
 use super::wire_id::{build_mcp_tool_wire_id, server_segment, wire_id_server_segment};
@@ -54,6 +55,8 @@ pub struct HubOptions {
     /// Answers servers' `elicitation/create`; without it the hub declares no elicitation
     /// capability.
     pub elicitor: Option<ElicitorHandle>,
+    /// OAuth for remote servers: how to ask the user, where tokens are kept.
+    pub auth: AuthOptions,
 }
 
 /// The backoff stops doubling after this many consecutive failures (1 s default -> 32 s).
@@ -69,6 +72,7 @@ impl Default for HubOptions {
             shutdown_grace: Duration::from_secs(2),
             reconnect_backoff: Duration::from_secs(1),
             elicitor: None,
+            auth: AuthOptions::default(),
         }
     }
 }
@@ -134,6 +138,8 @@ struct HubInner {
 
 struct Slot {
     config: ServerConfig,
+    /// OAuth state of a remote server (kept across reconnects).
+    auth: Option<Arc<ServerAuth>>,
     stderr: Arc<StderrTail>,
     stdout_noise: Arc<StdoutNoise>,
     state: Mutex<SlotState>,
@@ -169,6 +175,14 @@ impl Slot {
 
     fn id(&self) -> &str {
         self.config.id()
+    }
+
+    /// Sleeps until `deadline`, not counting the time the user spends signing in.
+    async fn sleep_until(&self, deadline: Option<Instant>) {
+        match (deadline, &self.auth) {
+            (Some(deadline), Some(auth)) => auth.user_wait.sleep_until(deadline).await,
+            _ => sleep_until(deadline).await,
+        }
     }
 }
 
@@ -211,7 +225,16 @@ impl McpHub {
                 cfg.id()
             )));
         }
+        let auth = cfg.oauth_target().map(|(url, settings)| {
+            Arc::new(ServerAuth::new(
+                cfg.id(),
+                url,
+                settings,
+                self.inner.opts.auth.clone(),
+            ))
+        });
         slots.push(Arc::new(Slot {
+            auth,
             config: cfg,
             stderr: Arc::default(),
             stdout_noise: Arc::default(),
@@ -485,8 +508,9 @@ impl McpHub {
                     server: slot.id().to_owned(),
                     reason,
                 },
+                ConnectFailure::Auth(error) => error,
             }),
-            _ = sleep_until(deadline) => Err(connect_timeout(slot, format!("{op} (while connecting)"), timeout)),
+            _ = slot.sleep_until(deadline) => Err(connect_timeout(slot, format!("{op} (while connecting)"), timeout)),
             _ = cancel.cancelled() => Err(McpError::Cancelled {
                 server: slot.id().to_owned(),
                 operation: op.to_owned(),
@@ -513,6 +537,7 @@ impl McpHub {
                 ServerConfig::Stdio { .. } => Err("stdio servers do not use HTTP".into()),
                 _ => self.http_client(),
             },
+            auth: slot.auth.clone(),
         };
         let timeout = self.inner.opts.connect_timeout;
         let backoff = self.inner.opts.reconnect_backoff;
@@ -555,9 +580,13 @@ async fn publish(
                 if st.attempt == attempt && !matches!(st.conn, ConnState::Closed) {
                     st.conn = ConnState::Failed;
                     st.last_error = Some(failure.message());
-                    let delay = backoff * (1 << st.failures.min(MAX_BACKOFF_DOUBLINGS));
-                    st.failures = st.failures.saturating_add(1);
-                    st.retry_at = Instant::now().checked_add(delay);
+                    // A missing sign-in is not a crashing server: the next call (after a
+                    // `toolreg auth login`, say) tries again at once.
+                    if !matches!(failure, ConnectFailure::Auth(_)) {
+                        let delay = backoff * (1 << st.failures.min(MAX_BACKOFF_DOUBLINGS));
+                        st.failures = st.failures.saturating_add(1);
+                        st.retry_at = Instant::now().checked_add(delay);
+                    }
                 }
             }
             return Err(failure);
@@ -671,7 +700,7 @@ async fn bounded_request<R>(
             server: slot.id().to_owned(),
             reason: format!("{reason} during {op}"),
         }),
-        _ = sleep_until(deadline) => Err(timeout_error(slot, op, timeout)),
+        _ = slot.sleep_until(deadline) => Err(timeout_error(slot, op, timeout)),
         _ = cancel.cancelled() => Err(McpError::Cancelled {
             server: slot.id().to_owned(),
             operation: op.to_owned(),
@@ -713,6 +742,9 @@ fn timeout_error(slot: &Slot, op: &str, after: Duration) -> McpError {
 
 /// Maps an rmcp error of an established connection to what the caller can act on.
 async fn service_error(slot: &Slot, conn: &Connection, op: &str, e: &ServiceError) -> McpError {
+    if let Some(auth_failure) = slot.auth.as_ref().and_then(|a| a.take_failure()) {
+        return auth_failure;
+    }
     let server = slot.id().to_owned();
     match e {
         ServiceError::McpError(data) => McpError::Call {

@@ -4,7 +4,7 @@
 //! mcp_test_server [--transport stdio|http|sse] [--port N] [--tools N] [--page-size N]
 //!                 [--slow-start-ms N] [--hang-on-list] [--malformed[=noise|only|exit]]
 //!                 [--protocol 2024-11-05] [--name NAME] [--linger] [--ignore-sigterm]
-//!                 [--spawn-grandchild] [--no-tools]
+//!                 [--spawn-grandchild] [--no-tools] [--oauth] [--oauth-token-ttl S]
 //! ```
 //! Every flag can also be given as an env var: `MCP_TEST_<FLAG>` (e.g. `MCP_TEST_TOOLS=10000`).
 //!
@@ -24,6 +24,8 @@
 //!   `initialize` with version V only; `--linger` keeps running after stdin closes;
 //!   `--ignore-sigterm`; `--spawn-grandchild` starts a `sleep` child in the same group;
 //!   `--no-tools` declares no tools capability and answers tools/list "method not found".
+//! - `--oauth` (http/sse): the MCP endpoints need a token from the server's own OAuth 2.1
+//!   authorization server (`oauth.rs`).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -50,6 +52,8 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
+mod oauth;
+
 static CANCELLED: AtomicU64 = AtomicU64::new(0);
 /// tools/list requests served (pages count one each), so benchmarks can see the cache work.
 static LIST_REQUESTS: AtomicU64 = AtomicU64::new(0);
@@ -74,6 +78,8 @@ struct Opts {
     ignore_sigterm: bool,
     spawn_grandchild: bool,
     no_tools: bool,
+    oauth: bool,
+    oauth_token_ttl: u64,
 }
 
 fn parse_opts() -> Opts {
@@ -100,6 +106,7 @@ fn parse_opts() -> Opts {
                         | "ignore-sigterm"
                         | "spawn-grandchild"
                         | "no-tools"
+                        | "oauth"
                 );
                 let v = if takes_value {
                     args.next().unwrap_or_default()
@@ -128,6 +135,8 @@ fn parse_opts() -> Opts {
             other => other.to_owned(),
         }),
         protocol: flags.get("protocol").cloned(),
+        oauth: on("oauth"),
+        oauth_token_ttl: num("oauth-token-ttl", 3600),
         name: flags
             .get("name")
             .cloned()
@@ -515,9 +524,13 @@ type Body = BoxBody<Bytes, Infallible>;
 type Sessions =
     Arc<Mutex<HashMap<String, futures::channel::mpsc::UnboundedSender<ClientJsonRpcMessage>>>>;
 
-async fn run_http(server: TestServer, _opts: &Opts) -> Result<(), Box<dyn std::error::Error>> {
+async fn run_http(server: TestServer, opts: &Opts) -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", server.opts.port)).await?;
-    println!("LISTENING {}", listener.local_addr()?.port());
+    let port = listener.local_addr()?.port();
+    let oauth = opts
+        .oauth
+        .then(|| Arc::new(oauth::OAuthServer::new(port, opts.oauth_token_ttl)));
+    println!("LISTENING {port}");
     std::io::stdout().flush()?;
     let factory_server = server.clone();
     let streamable = StreamableHttpService::new(
@@ -533,13 +546,23 @@ async fn run_http(server: TestServer, _opts: &Opts) -> Result<(), Box<dyn std::e
         let sessions = sessions.clone();
         let next_session = next_session.clone();
         let server = server.clone();
+        let oauth = oauth.clone();
         tokio::spawn(async move {
             let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
                 let streamable = streamable.clone();
                 let sessions = sessions.clone();
                 let next_session = next_session.clone();
                 let server = server.clone();
+                let oauth = oauth.clone();
                 async move {
+                    if let Some(oauth) = &oauth {
+                        if oauth::OAuthServer::serves(req.uri().path()) {
+                            return Ok(oauth.handle(req).await);
+                        }
+                        if let Some(refusal) = oauth.check(&req) {
+                            return Ok(refusal);
+                        }
+                    }
                     let resp = match (req.method(), req.uri().path()) {
                         (_, "/mcp") => streamable.handle(req).await,
                         (&Method::GET, "/sse") => {
