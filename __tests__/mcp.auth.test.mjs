@@ -169,6 +169,20 @@ describe('McpHub auth', () => {
     }
   })
 
+  it('a failing tokenStore is named in the error, and the hub carries on', async () => {
+    const hub = new McpHub({
+      servers: [{ id: 'srv', type: 'streamableHttp', url: `${server.url}/mcp` }],
+      auth: { tokenStore: { get: () => Promise.reject(new Error('the keychain is locked')), set() {}, delete() {} } },
+    })
+    try {
+      const error = await hub.listTools('srv').catch((e) => e)
+      expect(error.message).toMatch(/tokenStore\.get failed: .*the keychain is locked/)
+      expect(hub.status()[0].state).toBe('failed')
+    } finally {
+      await hub.close()
+    }
+  })
+
   it('rejects bad auth options with a sentence naming the option', () => {
     const bad = (auth) => {
       try {

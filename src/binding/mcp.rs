@@ -68,58 +68,66 @@ impl NativeMcpHub {
     }
 }
 
-/// The host's `onElicitation`: request JSON in, a promise of the answer's JSON out. Weak, so an
-/// idle hub never keeps Node alive.
-type ElicitFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
+/// A host callback: a request as JSON in, a promise of the answer's JSON out. Weak, so an idle
+/// hub never keeps Node alive.
+type JsonFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
 
-struct JsElicitor(Arc<ElicitFn>);
+#[derive(Clone)]
+struct JsCallback(Arc<JsonFn>);
+
+impl JsCallback {
+    fn new(function: Function<'_, String, Promise<String>>) -> Result<Self> {
+        let function = function
+            .build_threadsafe_function()
+            .weak::<true>()
+            .callee_handled::<false>()
+            .build()?;
+        Ok(JsCallback(Arc::new(function)))
+    }
+
+    /// `name` is what the host calls the function, for error messages.
+    fn call(
+        &self,
+        request: Value,
+        name: &'static str,
+    ) -> BoxFuture<'static, std::result::Result<Value, String>> {
+        let function = self.0.clone();
+        Box::pin(async move {
+            let answer = function
+                .call_async(request.to_string())
+                .await
+                .map_err(|e| format!("the host's {name} could not be called: {e}"))?
+                .await
+                .map_err(|e| format!("the host's {name} failed: {e}"))?;
+            serde_json::from_str(&answer)
+                .map_err(|e| format!("the host's {name} answer is not JSON: {e}"))
+        })
+    }
+}
+
+/// The host's `onElicitation`.
+struct JsElicitor(JsCallback);
 
 impl Elicitor for JsElicitor {
     fn elicit(&self, request: Value) -> ElicitFuture {
-        let function = self.0.clone();
-        Box::pin(async move {
-            let answer = function
-                .call_async(request.to_string())
-                .await
-                .map_err(|e| format!("the host's onElicitation could not be called: {e}"))?
-                .await
-                .map_err(|e| format!("the host's onElicitation failed: {e}"))?;
-            serde_json::from_str(&answer)
-                .map_err(|e| format!("the host's onElicitation answer is not JSON: {e}"))
-        })
+        self.0.call(request, "onElicitation")
     }
 }
 
-/// The host's OAuth parts behind one function: `{ op, ... }` JSON in, a promise of the answer's
-/// JSON out. `op` is `authorize` (`prompt`), `get`/`delete` (`key`) or `set` (`key`, `value`).
-/// Weak, like the elicitor.
-type AuthFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
-
+/// The host's OAuth parts behind one function (`js/mcp/hub.js`): `{ op, ... }` in, where `op` is
+/// `authorize` (`prompt`), `get`/`delete` (`key`) or `set` (`key`, `value`).
 #[derive(Clone)]
-struct JsAuth(Arc<AuthFn>);
-
-impl JsAuth {
-    fn call(&self, request: Value) -> BoxFuture<'static, std::result::Result<Value, String>> {
-        let function = self.0.clone();
-        Box::pin(async move {
-            let op = request["op"].as_str().unwrap_or_default().to_owned();
-            let answer = function
-                .call_async(request.to_string())
-                .await
-                .map_err(|e| format!("the host's {op} could not be called: {e}"))?
-                .await
-                .map_err(|e| format!("{e}"))?;
-            serde_json::from_str(&answer).map_err(|e| format!("the answer is not JSON: {e}"))
-        })
-    }
-}
+struct JsAuth(JsCallback);
 
 impl Authorizer for JsAuth {
     fn authorize(
         &self,
         prompt: AuthorizationPrompt,
     ) -> BoxFuture<'static, std::result::Result<String, String>> {
-        let call = self.call(serde_json::json!({ "op": "authorize", "prompt": prompt }));
+        let call = self.0.call(
+            serde_json::json!({ "op": "authorize", "prompt": prompt }),
+            "onAuthorizationUrl",
+        );
         Box::pin(async move {
             match call.await? {
                 Value::String(answer) if !answer.trim().is_empty() => Ok(answer),
@@ -131,7 +139,10 @@ impl Authorizer for JsAuth {
 
 impl TokenStore for JsAuth {
     fn get(&self, key: &str) -> BoxFuture<'static, std::result::Result<Option<String>, String>> {
-        let call = self.call(serde_json::json!({ "op": "get", "key": key }));
+        let call = self.0.call(
+            serde_json::json!({ "op": "get", "key": key }),
+            "tokenStore.get",
+        );
         Box::pin(async move {
             match call.await? {
                 Value::String(value) => Ok(Some(value)),
@@ -142,12 +153,18 @@ impl TokenStore for JsAuth {
     }
 
     fn set(&self, key: &str, value: String) -> BoxFuture<'static, std::result::Result<(), String>> {
-        let call = self.call(serde_json::json!({ "op": "set", "key": key, "value": value }));
+        let call = self.0.call(
+            serde_json::json!({ "op": "set", "key": key, "value": value }),
+            "tokenStore.set",
+        );
         Box::pin(async move { call.await.map(drop) })
     }
 
     fn delete(&self, key: &str) -> BoxFuture<'static, std::result::Result<(), String>> {
-        let call = self.call(serde_json::json!({ "op": "delete", "key": key }));
+        let call = self.0.call(
+            serde_json::json!({ "op": "delete", "key": key }),
+            "tokenStore.delete",
+        );
         Box::pin(async move { call.await.map(drop) })
     }
 }
@@ -222,21 +239,11 @@ impl NativeMcpHub {
             options.reconnect_backoff = Duration::from_millis(u64::from(ms));
         }
         if let Some(function) = on_elicitation {
-            let function: ElicitFn = function
-                .build_threadsafe_function()
-                .weak::<true>()
-                .callee_handled::<false>()
-                .build()?;
-            options.elicitor = Some(ElicitorHandle(Arc::new(JsElicitor(Arc::new(function)))));
+            let callback = JsCallback::new(function)?;
+            options.elicitor = Some(ElicitorHandle(Arc::new(JsElicitor(callback))));
         }
         let on_auth = match on_auth {
-            Some(function) => Some(JsAuth(Arc::new(
-                function
-                    .build_threadsafe_function()
-                    .weak::<true>()
-                    .callee_handled::<false>()
-                    .build()?,
-            ))),
+            Some(function) => Some(JsAuth(JsCallback::new(function)?)),
             None => None,
         };
         options.auth = auth_options(auth_json, on_auth)?;

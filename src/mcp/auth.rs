@@ -176,8 +176,9 @@ struct ServerCredentials {
     resource: String,
 }
 
-fn store_error(what: &str, e: impl std::fmt::Display) -> AuthError {
-    AuthError::CredentialStoreError(format!("the host's tokenStore.{what} failed: {e}"))
+/// `e` already names the host's function (the binding says which one failed).
+fn store_error(e: impl std::fmt::Display) -> AuthError {
+    AuthError::CredentialStoreError(e.to_string())
 }
 
 #[async_trait::async_trait]
@@ -186,11 +187,7 @@ impl CredentialStore for ServerCredentials {
         let Some(host) = &self.host else {
             return self.memory.load().await;
         };
-        let Some(value) = host
-            .get(&self.key)
-            .await
-            .map_err(|e| store_error("get", e))?
-        else {
+        let Some(value) = host.get(&self.key).await.map_err(store_error)? else {
             return Ok(None);
         };
         // A value of another format or for another URL (the server moved) is not ours to use;
@@ -210,18 +207,13 @@ impl CredentialStore for ServerCredentials {
             resource: self.resource.clone(),
             credentials,
         };
-        let value = serde_json::to_string(&entry).map_err(|e| store_error("set", e))?;
-        host.set(&self.key, value)
-            .await
-            .map_err(|e| store_error("set", e))
+        let value = serde_json::to_string(&entry).map_err(store_error)?;
+        host.set(&self.key, value).await.map_err(store_error)
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
         match &self.host {
-            Some(host) => host
-                .delete(&self.key)
-                .await
-                .map_err(|e| store_error("delete", e)),
+            Some(host) => host.delete(&self.key).await.map_err(store_error),
             None => self.memory.clear().await,
         }
     }

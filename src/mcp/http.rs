@@ -91,48 +91,24 @@ impl HubHttp {
 impl StreamableHttpClient for HubHttp {
     type Error = reqwest::Error;
 
+    /// rmcp sends with limits; this form (required by the trait) applies the default ones.
     async fn post_message(
         &self,
         uri: Arc<str>,
         message: rmcp::model::ClientJsonRpcMessage,
         session_id: Option<Arc<str>>,
-        _auth_token: Option<String>,
+        auth_token: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.send(|token| {
-            self.inner.post_message(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                token,
-                custom_headers.clone(),
-            )
-        })
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_token,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
         .await
-        .inspect(|r| self.stream.saw(r))
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: rmcp::model::ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        _auth_token: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.send(|token| {
-            self.inner.post_message_with_max_sse_event_size(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                token,
-                custom_headers.clone(),
-                max_sse_event_size,
-            )
-        })
-        .await
-        .inspect(|r| self.stream.saw(r))
     }
 
     async fn post_message_with_response_limits(
@@ -176,30 +152,27 @@ impl StreamableHttpClient for HubHttp {
         .await
     }
 
+    /// rmcp opens streams with its event size limit; this form applies the default one.
     async fn get_stream(
         &self,
         uri: Arc<str>,
         session_id: Option<Arc<str>>,
         last_event_id: Option<String>,
-        _auth_token: Option<String>,
+        auth_token: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<
         futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>,
         HttpError,
     > {
-        let (session, resumption) = (session_id.is_some(), last_event_id.is_some());
-        let result = self
-            .send(|token| {
-                self.inner.get_stream(
-                    uri.clone(),
-                    session_id.clone(),
-                    last_event_id.clone(),
-                    token,
-                    custom_headers.clone(),
-                )
-            })
-            .await;
-        self.settle_get(session, resumption, result)
+        self.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_token,
+            custom_headers,
+            StreamableHttpResponseLimits::default().max_sse_event_size,
+        )
+        .await
     }
 
     async fn get_stream_with_max_sse_event_size(
