@@ -5,7 +5,8 @@ import { resolve } from 'node:path'
 import { createRequire } from 'node:module'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import pc from 'picocolors'
-import { DEFAULT_TIMEOUT_MS, PACKAGE_RUNNER_TIMEOUT_MS, openSession, resolveSource } from './session.mjs'
+import { DEFAULT_TIMEOUT_MS, PACKAGE_RUNNER_TIMEOUT_MS, openSession, resolveSource, trackOpen } from './session.mjs'
+import { createGateway, serveToken } from './serve.mjs'
 import { readCachedTools } from './cache.mjs'
 import { createProgress } from './progress.mjs'
 import { audit, decisionsAt } from './audit.mjs'
@@ -247,6 +248,49 @@ export function createProgram({ open = openSession } = {}) {
       else console.log(`Wrote ${out} (${num(summary.bytes)} bytes): ${num(summary.tools)} tools on ${num(summary.servers)} servers. Open it in any browser; it needs no network.`)
       if (doc.summary.failedServers) outcome.exitCode = EXIT.SERVER_FAILED
     })
+  command('serve')
+    .description('run one MCP server in front of your servers for any MCP client: tools that fit the context window stay inline under their own names, the rest behind tool_search / tool_inspect / tool_invoke (tool_exec with --exec); servers start when a call needs them')
+    .addOption(configOption())
+    .addOption(demoOption())
+    .option('--stdio', 'serve on stdin/stdout (the default)')
+    .option('--http <port>', 'serve Streamable HTTP at http://<host>:<port>/mcp (0: a free port)', (v) => (v === '0' ? 0 : positiveInt(v)))
+    .option('--host <address>', 'the address --http binds', '127.0.0.1')
+    .option('--no-auth', 'with --http, serve without the bearer token (local testing only)')
+    .addOption(windowOption())
+    .addOption(modelOption())
+    .option('--exec', 'add tool_exec (sandboxed JavaScript that calls tools)')
+    .addOption(timeoutOption())
+    .addHelpText('after', examples('toolreg serve --model claude-sonnet-4', 'toolreg serve --http 3939 --exec', 'TOOLREG_SERVE_TOKEN=secret toolreg serve --http 3939 --config ~/.cursor/mcp.json'))
+    .action(async (opts) => {
+      if (opts.stdio && opts.http !== undefined) throw new CliError('Pick one of --stdio and --http.', EXIT.USAGE)
+      const window = windowOf(opts)
+      const source = resolveSource({ config: opts.config, demo: opts.demo })
+      announce(source, { always: true })
+      const say = (line) => process.stderr.write(`${line}\n`)
+      const served = await createGateway(source.servers, { contextWindow: window.contextWindow ?? window.modelWindow, exec: opts.exec, timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS, log: say })
+      const untrack = trackOpen(served)
+      const { summary } = served
+      say(`toolreg serve: ${num(summary.tools)} tools from ${num(summary.servers - summary.failedServers)} of ${num(summary.servers)} servers; ${num(summary.inline)} inline, ${num(summary.deferred)} behind tool_search (${num(summary.listed)} tools listed)`)
+      try {
+        if (opts.http === undefined) {
+          say('serving MCP on stdio')
+          await served.gateway.serveStdio()
+          return
+        }
+        const token = opts.auth ? serveToken() : null
+        const port = await served.gateway.serveHttp(opts.host, opts.http, token)
+        say(`serving MCP at http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}/mcp`)
+        if (token) say(`every request needs the header  Authorization: Bearer ${token}`)
+        else say(pc.yellow('warning: --no-auth: any local process and any web page you visit can call these tools'))
+        // The listener lives in the addon, which holds no event-loop handle: this timer keeps
+        // the process up until SIGINT/SIGTERM closes the gateway and exits.
+        await new Promise(() => setInterval(() => {}, 2 ** 30))
+      } finally {
+        untrack()
+        await served.close()
+      }
+    })
+
   const auth = program.command('auth').description('sign in to MCP servers that ask for OAuth (GitHub, Linear, Notion, Sentry, …); tokens are kept in a file only you can read')
   usageErrors(auth, 'toolreg auth')
   /** The remote server `id` of the config, or a usage error naming the ones there are. */

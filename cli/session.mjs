@@ -28,6 +28,12 @@ export const PACKAGE_RUNNER_TIMEOUT_MS = 180_000
 /** Sessions not yet closed; SIGINT closes them so no child process outlives the CLI. */
 const openSessions = new Set()
 
+/** Tracks something with `close()` (the gateway) like a session, until it is closed. */
+export function trackOpen(closable) {
+  openSessions.add(closable)
+  return () => openSessions.delete(closable)
+}
+
 export async function closeAllSessions() {
   await Promise.allSettled([...openSessions].map((s) => s.close()))
 }

@@ -7,6 +7,7 @@ pub mod defer;
 pub mod embed;
 pub mod error;
 pub mod exec;
+pub mod gateway;
 pub mod mcp;
 mod parallel;
 pub mod registry;

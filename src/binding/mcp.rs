@@ -10,14 +10,14 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::{Map, Value};
 
-use napi::threadsafe_function::ThreadsafeFunction;
-
 use crate::mcp::{
     AuthOptions, AuthorizationPrompt, Authorizer, CancellationToken, ElicitFuture, Elicitor,
     ElicitorHandle, HubOptions, McpError, McpHub, McpTool, ServerConfig, TokenStore,
     describe_stored_token, wire_id,
 };
 use futures::future::BoxFuture;
+
+use super::callback::JsCallback;
 
 fn mcp_error(err: McpError) -> napi::Error {
     napi::Error::new(Status::GenericFailure, format!("[{}] {}", err.code(), err))
@@ -65,43 +65,6 @@ impl NativeMcpHub {
     /// A handle on the hub for calls made from Rust (`tool_exec`'s direct MCP calls).
     pub(super) fn handle(&self) -> McpHub {
         self.hub.clone()
-    }
-}
-
-/// A host callback: a request as JSON in, a promise of the answer's JSON out. Weak, so an idle
-/// hub never keeps Node alive.
-type JsonFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
-
-#[derive(Clone)]
-struct JsCallback(Arc<JsonFn>);
-
-impl JsCallback {
-    fn new(function: Function<'_, String, Promise<String>>) -> Result<Self> {
-        let function = function
-            .build_threadsafe_function()
-            .weak::<true>()
-            .callee_handled::<false>()
-            .build()?;
-        Ok(JsCallback(Arc::new(function)))
-    }
-
-    /// `name` is what the host calls the function, for error messages.
-    fn call(
-        &self,
-        request: Value,
-        name: &'static str,
-    ) -> BoxFuture<'static, std::result::Result<Value, String>> {
-        let function = self.0.clone();
-        Box::pin(async move {
-            let answer = function
-                .call_async(request.to_string())
-                .await
-                .map_err(|e| format!("the host's {name} could not be called: {e}"))?
-                .await
-                .map_err(|e| format!("the host's {name} failed: {e}"))?;
-            serde_json::from_str(&answer)
-                .map_err(|e| format!("the host's {name} answer is not JSON: {e}"))
-        })
     }
 }
 
