@@ -474,6 +474,10 @@ export declare class McpHub implements McpToolHost {
     onElicitation?: (request: McpElicitationRequest) => McpElicitationAnswer | Promise<McpElicitationAnswer>
     /** OAuth for remote servers: how to ask the user, where tokens are kept. */
     auth?: McpAuthOptions
+    /** A server's tool list changed (its `listTools` lists it anew). */
+    onToolsChanged?: (serverId: string) => void
+    /** A server's log message (`notifications/message`). */
+    onLog?: (message: { serverId: string; level: string; logger?: string; data: unknown }) => void
   })
   /** A value of `auth.tokenStore` described without its secrets, or null when toolreg did not write it. */
   static describeStoredToken(value: string | null | undefined): McpStoredTokenInfo | null
@@ -481,7 +485,12 @@ export declare class McpHub implements McpToolHost {
   removeServer(id: string): Promise<boolean>
   readonly servers: Array<{ id: string; name: string; transport: string }>
   listTools(serverId: string, opts?: { timeoutMs?: number }): Promise<McpTool[]>
-  callTool(serverId: string, name: string, args?: Record<string, unknown>, opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<McpCallToolResult>
+  callTool(
+    serverId: string,
+    name: string,
+    args?: Record<string, unknown>,
+    opts?: { timeoutMs?: number; signal?: AbortSignal; onProgress?: (progress: { progress: number; total?: number; message?: string }) => void },
+  ): Promise<McpCallToolResult>
   status(): McpServerStatus[]
   serversForToolIds(toolIds: Iterable<string>): string[]
   close(): Promise<void>

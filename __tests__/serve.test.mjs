@@ -88,6 +88,32 @@ describe('toolreg serve over stdio, with the official MCP SDK client', () => {
     expect(textOf(echoed)).toMatch(/still here/)
   }, 60_000)
 
+  it('passes a server\'s progress, log messages and list changes on to the client', async () => {
+    const { client } = await stdioClient(['--config', configOf(testServer('live'))])
+    closing.push(() => client.close())
+    const progress = []
+    const result = await client.callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, { onprogress: (p) => progress.push(p) })
+    expect(textOf(result)).toBe('done in 3 steps')
+    expect(progress.map((p) => [p.progress, p.total, p.message])).toEqual([[1, 3, 'step 1'], [2, 3, 'step 2'], [3, 3, 'step 3']])
+
+    const logs = []
+    const { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js')
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params))
+    await client.setLoggingLevel('info')
+    await client.callTool({ name: 'log', arguments: { text: 'disk almost full' } })
+    for (let i = 0; i < 50 && logs.length === 0; i++) await new Promise((r) => setTimeout(r, 20))
+    expect(logs).toEqual([{ level: 'warning', logger: 'live', data: 'disk almost full' }])
+    await client.setLoggingLevel('error')
+    await client.callTool({ name: 'log', arguments: { text: 'below the level' } })
+
+    const changed = new Promise((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, resolve))
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('toggled')
+    await client.callTool({ name: 'toggle', arguments: {} })
+    await changed
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('toggled')
+    expect(logs).toHaveLength(1)
+  }, 60_000)
+
   it('lists the same bytes 20 times, across a restart', async () => {
     const lists = []
     for (let run = 0; run < 2; run++) {

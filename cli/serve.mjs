@@ -62,7 +62,28 @@ async function metaDefinition(name, tool) {
  * only to list an uncached server or to run a call.
  */
 export async function createGateway(servers, { contextWindow, exec = false, timeoutMs = 30_000, log = () => {} } = {}) {
-  const hub = new McpHub({ servers: servers.map((s) => s.config), connectTimeoutMs: timeoutMs, auth: { tokenStore: fileTokenStore() } })
+  // A server's list change is listed anew and re-announced; its logs go to the clients.
+  let relisting = Promise.resolve()
+  const onToolsChanged = (serverId) => {
+    relisting = relisting.then(async () => {
+      const config = configs.get(serverId)
+      try {
+        writeCachedTools(config, await hub.listTools(serverId, { timeoutMs }))
+        await build()
+        gateway.setInstructions(instructions)
+        await gateway.notifyToolsChanged()
+      } catch (error) {
+        log(`warning: could not list ${serverId} after it changed its tools: ${error.message}`)
+      }
+    })
+  }
+  const hub = new McpHub({
+    servers: servers.map((s) => s.config),
+    connectTimeoutMs: timeoutMs,
+    auth: { tokenStore: fileTokenStore() },
+    onToolsChanged,
+    onLog: ({ serverId, ...message }) => gateway.log(JSON.stringify({ ...message, logger: message.logger ?? serverId })),
+  })
   const configs = new Map(servers.map((s) => [s.config.id, s.config]))
   const descriptors = new Map()
   const adapter = {
@@ -78,42 +99,61 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     callTool: (serverId, name, args, opts) => hub.callTool(serverId, name, args, opts),
   }
   const registry = new ToolRegistry()
-  // Destructive tools stay inline and gated: the client's own confirmation applies to them,
-  // and tool_invoke / tool_exec refuse them.
-  const synced = await syncMcpToolsToRegistry(registry, adapter, {
-    timeoutMs,
-    needsApproval: (info) => info.annotations?.destructiveHint === true,
-  })
-  for (const { serverId, error } of synced.failedServers) log(`warning: ${serverId} is left out: ${error}`)
-  const active = registry.selectActiveTools({ mcpToolIds: new Set(synced.registered) })
-  const exposition = await applyDeferExposition(active, registry, contextWindow, { exec })
+  let exposed = new Map()
+  let definitions = []
+  let instructions = null
+  let summary
+  /** Lists (from the cache where fresh), decides what stays inline, and builds the tool list. */
+  async function build() {
+    // Destructive tools stay inline and gated: the client's own confirmation applies to them,
+    // and tool_invoke / tool_exec refuse them.
+    const synced = await syncMcpToolsToRegistry(registry, adapter, {
+      timeoutMs,
+      needsApproval: (info) => info.annotations?.destructiveHint === true,
+    })
+    for (const { serverId, error } of synced.failedServers) log(`warning: ${serverId} is left out: ${error}`)
+    const active = registry.selectActiveTools({ mcpToolIds: new Set(synced.registered) })
+    const exposition = await applyDeferExposition(active, registry, contextWindow, { exec })
 
-  // Inline MCP tools keep their own names; a name two servers share (or a meta-tool's) gets
-  // the collision-free wire id instead.
-  const inline = Object.keys(exposition.tools).filter((name) => !META_ORDER.includes(name))
-  const owners = new Map()
-  for (const name of inline) {
-    const toolName = registry.getByName(name)?.mcp?.toolName ?? name
-    owners.set(toolName, (owners.get(toolName) ?? 0) + 1)
+    // Inline MCP tools keep their own names; a name two servers share (or a meta-tool's) gets
+    // the collision-free wire id instead.
+    const inline = Object.keys(exposition.tools).filter((name) => !META_ORDER.includes(name))
+    const owners = new Map()
+    for (const name of inline) {
+      const toolName = registry.getByName(name)?.mcp?.toolName ?? name
+      owners.set(toolName, (owners.get(toolName) ?? 0) + 1)
+    }
+    const nextExposed = new Map()
+    for (const name of inline) {
+      const entry = registry.getByName(name)
+      const own = entry?.mcp?.toolName
+      const unique = own && owners.get(own) === 1 && !META_ORDER.includes(own)
+      nextExposed.set(unique ? own : name, { entry, tool: exposition.tools[name] })
+    }
+    const nextDefinitions = []
+    for (const name of META_ORDER) {
+      if (exposition.tools[name]) nextDefinitions.push(await metaDefinition(name, exposition.tools[name]))
+    }
+    for (const [name, { entry, tool }] of [...nextExposed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const descriptor = entry?.mcp && descriptors.get(`${entry.mcp.serverId}\0${entry.mcp.toolName}`)
+      const definition = descriptor ? { ...descriptor, name } : await metaDefinition(name, tool)
+      // Kept inline on purpose: clients that defer on their own should not (Claude's hint).
+      nextDefinitions.push({ ...definition, _meta: { ...definition._meta, 'anthropic/alwaysLoad': true } })
+    }
+    for (const name of META_ORDER) if (exposition.tools[name]) nextExposed.set(name, { tool: exposition.tools[name] })
+    exposed = nextExposed
+    definitions = nextDefinitions
+    instructions = exposition.systemPrompt ?? null
+    summary = {
+      servers: servers.length,
+      failedServers: synced.failedServers.length,
+      tools: synced.registered.length,
+      inline: inline.length,
+      deferred: exposition.deferredEntries?.length ?? 0,
+      listed: definitions.length,
+    }
   }
-  const exposed = new Map()
-  for (const name of inline) {
-    const entry = registry.getByName(name)
-    const own = entry?.mcp?.toolName
-    const unique = own && owners.get(own) === 1 && !META_ORDER.includes(own)
-    exposed.set(unique ? own : name, { entry, tool: exposition.tools[name] })
-  }
-  const definitions = []
-  for (const name of META_ORDER) {
-    if (exposition.tools[name]) definitions.push(await metaDefinition(name, exposition.tools[name]))
-  }
-  for (const [name, { entry, tool }] of [...exposed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    const descriptor = entry?.mcp && descriptors.get(`${entry.mcp.serverId}\0${entry.mcp.toolName}`)
-    const definition = descriptor ? { ...descriptor, name } : await metaDefinition(name, tool)
-    // Kept inline on purpose: clients that defer on their own should not (Claude's hint).
-    definitions.push({ ...definition, _meta: { ...definition._meta, 'anthropic/alwaysLoad': true } })
-  }
-  for (const name of META_ORDER) if (exposition.tools[name]) exposed.set(name, { tool: exposition.tools[name] })
+  await build()
 
   const running = new Map()
   const host = {
@@ -121,13 +161,12 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     async call({ id, name, arguments: args }) {
       const target = exposed.get(name)
       if (!target) return { error: `no tool named ${JSON.stringify(name)} on this gateway` }
+      // A server's own tool is called by the gateway itself: every content type and isError
+      // as sent, its progress passed on in order.
+      if (target.entry?.mcp) return { forward: { serverId: target.entry.mcp.serverId, tool: target.entry.mcp.toolName } }
       const controller = new AbortController()
       running.set(id, controller)
       try {
-        if (target.entry?.mcp) {
-          // Inline MCP tools go straight through: every content type, isError as sent.
-          return await hub.callTool(target.entry.mcp.serverId, target.entry.mcp.toolName, args ?? {}, { signal: controller.signal })
-        }
         const toolCallId = `gateway-${id}`
         const output = await target.tool.execute(args ?? {}, { toolCallId, messages: [], abortSignal: controller.signal })
         return await callResultOf(target.tool, output, toolCallId, args ?? {})
@@ -144,22 +183,21 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     },
   }
   const version = JSON.parse(require('node:fs').readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version
-  const gateway = new native.NativeGateway('toolreg', version, exposition.systemPrompt ?? null, (json) =>
-    Promise.resolve(JSON.parse(json))
-      .then((request) => host[request.op](request))
-      .then((answer) => JSON.stringify(answer ?? null)),
+  const gateway = new native.NativeGateway(
+    'toolreg',
+    version,
+    instructions,
+    (json) =>
+      Promise.resolve(JSON.parse(json))
+        .then((request) => host[request.op](request))
+        .then((answer) => JSON.stringify(answer ?? null)),
+    McpHub.nativeOf(hub),
   )
-  const summary = {
-    servers: servers.length,
-    failedServers: synced.failedServers.length,
-    tools: synced.registered.length,
-    inline: inline.length,
-    deferred: exposition.deferredEntries?.length ?? 0,
-    listed: definitions.length,
-  }
   return {
     gateway,
-    summary,
+    get summary() {
+      return summary
+    },
     async close() {
       gateway.close()
       for (const controller of running.values()) controller.abort()

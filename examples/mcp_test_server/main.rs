@@ -15,7 +15,8 @@
 //!   cancellation, counted by `cancelled_count`), `crash` (exits mid-call with status 3),
 //!   `big {mb}` (text of N MiB), `image` (a PNG content block), `toggle` (adds/removes tool
 //!   `toggled` and emits tools/list_changed), `storm {count}` (emits N list_changed),
-//!   `fail` (isError result), `stderr {text, repeat}`, `pid`, `grandchild_pid`, `list_count`
+//!   `fail` (isError result), `progress {steps}` (progress notifications), `log {text}` (a
+//!   warning log message), `stderr {text, repeat}`, `pid`, `grandchild_pid`, `list_count`
 //!   (tools/list requests answered), plus
 //!   `--tools N` generated tools `gen_00000`… served in pages of `--page-size` (100).
 //! - Faults: `--slow-start-ms` sleeps before serving; `--hang-on-list` never answers
@@ -244,6 +245,16 @@ impl TestServer {
                 obj_schema(json!({}), &[]),
             ),
             Tool::new(
+                "progress",
+                "Report steps progress notifications 20 ms apart (when asked for), then answer",
+                obj_schema(json!({"steps": {"type": "integer"}}), &["steps"]),
+            ),
+            Tool::new(
+                "log",
+                "Send text as a log message at the warning level",
+                obj_schema(json!({"text": {"type": "string"}}), &["text"]),
+            ),
+            Tool::new(
                 "stderr",
                 "Write text to stderr repeat times",
                 obj_schema(
@@ -283,7 +294,9 @@ impl ServerHandler for TestServer {
         let capabilities = if self.opts.no_tools {
             ServerCapabilities::builder().enable_prompts().build()
         } else {
+            #[allow(deprecated)] // logging: see the `log` tool
             ServerCapabilities::builder()
+                .enable_logging()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .build()
@@ -404,6 +417,32 @@ impl ServerHandler for TestServer {
                     let _ = context.peer.notify_tool_list_changed().await;
                 }
                 Ok(text(format!("sent {count}")))
+            }
+            "progress" => {
+                let steps = num("steps") as u64;
+                if let Some(token) = context.meta.get_progress_token() {
+                    for step in 1..=steps {
+                        let mut param =
+                            rmcp::model::ProgressNotificationParam::new(token.clone(), step as f64);
+                        param.total = Some(steps as f64);
+                        param.message = Some(format!("step {step}"));
+                        let _ = context.peer.notify_progress(param).await;
+                        // Work takes time: clients (the TypeScript SDK among them) drop progress
+                        // that arrives in the same read as the answer.
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                }
+                Ok(text(format!("done in {steps} steps")))
+            }
+            "log" => {
+                #[allow(deprecated)] // logging is still what 2025-11-25 clients read
+                let message = rmcp::model::LoggingMessageNotificationParam::new(
+                    rmcp::model::LoggingLevel::Warning,
+                    json!(args.get("text").and_then(Value::as_str).unwrap_or_default()),
+                );
+                #[allow(deprecated)]
+                let _ = context.peer.notify_logging_message(message).await;
+                Ok(text("logged"))
             }
             "fail" => Ok(CallToolResponse::Complete(CallToolResult::error(vec![
                 ContentBlock::text("this tool always fails"),

@@ -93,6 +93,8 @@ function authBridge(auth) {
  */
 class McpHub {
   #native
+  /** callId → the `onProgress` of a call in flight. */
+  #progress
   /** serverId → { version, tools }: parsed once per server-side list version. */
   #tools = new Map()
 
@@ -104,6 +106,8 @@ class McpHub {
    *   `onElicitation(request) → Promise<{ action, content? }>`: asks the user when a server
    *   sends `elicitation/create` (form mode); fields the answer leaves out take the schema's
    *   defaults. Without it the hub declares no elicitation capability.
+   *   `onToolsChanged(serverId)`: a server's tool list changed (`listTools` lists it anew).
+   *   `onLog({ serverId, level, logger?, data })`: a server's log message.
    *   `auth`: OAuth 2.1 for remote servers that ask for it (see docs/api.md):
    *   `{ onAuthorizationUrl(url, { serverId, redirectUri }) → Promise<callback URL or code>,
    *   redirectUri, tokenStore?: { get, set, delete }, clientName?, clientMetadataUrl?, timeoutMs? }`.
@@ -124,7 +128,29 @@ class McpHub {
     }
     const elicit = onElicitation && ((json) => Promise.resolve(JSON.parse(json)).then(onElicitation).then((answer) => JSON.stringify(answer)))
     const [authSettings, authCall] = authBridge(options.auth)
-    this.#native = callNative(() => new native.NativeMcpHub(json, options.connectTimeoutMs, options.reconnectBackoffMs, elicit, authSettings, authCall))
+    const { onToolsChanged, onLog } = options
+    for (const [key, fn] of Object.entries({ onToolsChanged, onLog })) {
+      if (fn !== undefined && typeof fn !== 'function') throw invalidArgument(key, 'expected a function')
+    }
+    // One native callback for what servers send outside an answer; a host callback that
+    // throws is the host's bug, not the server's: it must not reach the hub. It must not hold
+    // `this` either: the native hub holds the callback, and a hub nobody closes must still be
+    // collected (and its children killed).
+    const progressOf = new Map()
+    this.#progress = progressOf
+    const events = {
+      toolsChanged: ({ serverId }) => onToolsChanged?.(serverId),
+      log: ({ serverId, message }) => onLog?.({ serverId, ...message }),
+      progress: ({ callId, progress, total, message }) => progressOf.get(callId)?.({ progress, ...(total != null && { total }), ...(message != null && { message }) }),
+    }
+    const onEvent = (json) => {
+      try {
+        const event = JSON.parse(json)
+        events[event.op]?.(event)
+      } catch {}
+      return Promise.resolve('null')
+    }
+    this.#native = callNative(() => new native.NativeMcpHub(json, options.connectTimeoutMs, options.reconnectBackoffMs, elicit, authSettings, authCall, onEvent))
   }
 
   addServer(config) {
@@ -155,17 +181,22 @@ class McpHub {
 
   /**
    * Calls a tool; resolves to the MCP `CallToolResult` (`{ content, structuredContent?, isError }`).
-   * A timeout or an aborted `signal` cancels the request on the server too.
+   * A timeout or an aborted `signal` cancels the request on the server too. `onProgress({
+   * progress, total?, message? })` hears the server's progress notifications of this call.
    */
-  async callTool(serverId, name, args = {}, { timeoutMs = DEFAULT_CALL_TIMEOUT_MS, signal } = {}) {
+  async callTool(serverId, name, args = {}, { timeoutMs = DEFAULT_CALL_TIMEOUT_MS, signal, onProgress } = {}) {
+    if (onProgress !== undefined && typeof onProgress !== 'function') throw invalidArgument('onProgress', 'expected a function')
     const callId = nextCallId++
     const cancel = () => this.#native.cancelCall(callId)
     if (signal?.aborted) cancel()
     const untrack = signal ? trackAbort(signal, cancel) : undefined
+    if (onProgress) this.#progress.set(callId, onProgress)
     try {
-      return JSON.parse(await awaitNative(this.#native.callTool(serverId, name, JSON.stringify(args ?? {}), timeoutMs, callId)))
+      return JSON.parse(await awaitNative(this.#native.callTool(serverId, name, JSON.stringify(args ?? {}), timeoutMs, callId, Boolean(onProgress))))
     } finally {
       untrack?.()
+      // Progress the server sent just before its answer may still be queued behind it.
+      if (onProgress) setImmediate(() => this.#progress.delete(callId))
     }
   }
 

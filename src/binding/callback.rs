@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::ThreadsafeFunction;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use serde_json::Value;
 
 /// A host callback: a request as JSON in, a promise of the answer's JSON out. Weak, so an idle
@@ -41,5 +41,12 @@ impl JsCallback {
             serde_json::from_str(&answer)
                 .map_err(|e| format!("the host's {name} answer is not JSON: {e}"))
         })
+    }
+
+    /// Tells the host something without waiting for (or reading) its answer.
+    pub(super) fn notify(&self, message: Value) {
+        let _ = self
+            .0
+            .call(message.to_string(), ThreadsafeFunctionCallMode::NonBlocking);
     }
 }

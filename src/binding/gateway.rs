@@ -11,7 +11,10 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::callback::JsCallback;
-use crate::gateway::{Gateway, GatewayCall, GatewayHost, GatewayInfo, HttpOptions, serve_http};
+use super::mcp::NativeMcpHub;
+use crate::gateway::{
+    Gateway, GatewayCall, GatewayHost, GatewayInfo, HostAnswer, HttpOptions, serve_http,
+};
 
 struct JsHost(JsCallback);
 
@@ -27,9 +30,10 @@ impl GatewayHost for JsHost {
     fn call_tool(
         &self,
         call: GatewayCall,
-    ) -> BoxFuture<'static, std::result::Result<CallToolResult, String>> {
-        let request =
-            json!({ "op": "call", "id": call.id, "name": call.name, "arguments": call.arguments });
+    ) -> BoxFuture<'static, std::result::Result<HostAnswer, String>> {
+        let request = json!({ "op": "call", "id": call.id, "name": call.name, "arguments": call.arguments,
+            "progress": call.wants_progress,
+        });
         let call = self.0.call(request, "call");
         Box::pin(async move {
             match call.await? {
@@ -37,15 +41,27 @@ impl GatewayHost for JsHost {
                 Value::Object(o) if o.contains_key("error") && !o.contains_key("content") => {
                     Err(o["error"].as_str().unwrap_or("the call failed").to_owned())
                 }
-                result => serde_json::from_value(result)
+                // `{ forward: { serverId, tool } }`: a server's own tool, called from here.
+                Value::Object(o) if o.contains_key("forward") => {
+                    let target = &o["forward"];
+                    match (target["serverId"].as_str(), target["tool"].as_str()) {
+                        (Some(server_id), Some(tool)) => Ok(HostAnswer::Forward {
+                            server_id: server_id.to_owned(),
+                            tool: tool.to_owned(),
+                        }),
+                        _ => Err("the host's forward names no serverId and tool".into()),
+                    }
+                }
+                result => serde_json::from_value::<CallToolResult>(result)
+                    .map(HostAnswer::Done)
                     .map_err(|e| format!("the tool result is not a valid MCP result: {e}")),
             }
         })
     }
 
     fn cancel(&self, id: u64) {
-        // Fire and forget: the host aborts the call's signal.
-        drop(self.0.call(json!({ "op": "cancel", "id": id }), "cancel"));
+        // The host aborts the call's signal.
+        self.0.notify(json!({ "op": "cancel", "id": id }));
     }
 }
 
@@ -58,7 +74,8 @@ pub struct NativeGateway {
 #[napi]
 impl NativeGateway {
     /// `host(requestJson) → Promise<answerJson>`: `{ op: "list" }` → an array of MCP tools;
-    /// `{ op: "call", id, name, arguments }` → a `CallToolResult` (or `{ error }`);
+    /// `{ op: "call", id, name, arguments, progress }` → a `CallToolResult`, `{ error }`, or
+    /// `{ forward: { serverId, tool } }` to call that tool of `hub` from here;
     /// `{ op: "cancel", id }`.
     #[napi(constructor)]
     pub fn new(
@@ -66,6 +83,7 @@ impl NativeGateway {
         version: String,
         instructions: Option<String>,
         host: Function<'_, String, Promise<String>>,
+        hub: Option<&NativeMcpHub>,
     ) -> Result<Self> {
         let host = Arc::new(JsHost(JsCallback::new(host)?));
         Ok(NativeGateway {
@@ -76,6 +94,7 @@ impl NativeGateway {
                     version,
                     instructions,
                 },
+                hub.map(NativeMcpHub::handle),
             ),
             ct: CancellationToken::new(),
         })
@@ -101,6 +120,14 @@ impl NativeGateway {
             .await
             .map(u32::from)
             .map_err(|e| Error::new(Status::GenericFailure, e))
+    }
+
+    /// A server's log message (`notifications/message` params) for the clients.
+    #[napi]
+    pub async fn log(&self, message_json: String) {
+        if let Ok(message) = serde_json::from_str(&message_json) {
+            self.gateway.log(message).await;
+        }
     }
 
     #[napi]

@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 
 use crate::mcp::{
     AuthOptions, AuthorizationPrompt, Authorizer, CancellationToken, ElicitFuture, Elicitor,
-    ElicitorHandle, HubOptions, McpError, McpHub, McpTool, ServerConfig, TokenStore,
-    describe_stored_token, wire_id,
+    ElicitorHandle, HubEvents, HubEventsHandle, HubOptions, McpError, McpHub, McpTool,
+    ProgressSink, ServerConfig, TokenStore, describe_stored_token, wire_id,
 };
 use futures::future::BoxFuture;
 
@@ -55,6 +55,8 @@ struct Listing {
 #[napi]
 pub struct NativeMcpHub {
     hub: McpHub,
+    /// The host's `onEvent`: list changes, logs, and progress of calls that ask for it.
+    events: Option<JsEvents>,
     /// In-flight calls by the caller's id; an entry may be created by `cancel_call` first.
     calls: Arc<Mutex<HashMap<u32, CancellationToken>>>,
     listings: Arc<Mutex<HashMap<String, Listing>>>,
@@ -65,6 +67,34 @@ impl NativeMcpHub {
     /// A handle on the hub for calls made from Rust (`tool_exec`'s direct MCP calls).
     pub(super) fn handle(&self) -> McpHub {
         self.hub.clone()
+    }
+}
+
+/// The host's `onEvent`: `{ op: "toolsChanged", serverId }`, `{ op: "log", serverId, message }`
+/// and `{ op: "progress", callId, progress, total?, message? }`.
+#[derive(Clone)]
+struct JsEvents(JsCallback);
+
+impl JsEvents {
+    fn progress_sink(&self, call_id: u32) -> ProgressSink {
+        let events = self.0.clone();
+        Arc::new(move |progress, total, message| {
+            events.notify(serde_json::json!({
+                "op": "progress", "callId": call_id, "progress": progress, "total": total, "message": message
+            }));
+        })
+    }
+}
+
+impl HubEvents for JsEvents {
+    fn tools_changed(&self, server_id: &str) {
+        self.0
+            .notify(serde_json::json!({ "op": "toolsChanged", "serverId": server_id }));
+    }
+
+    fn log(&self, server_id: &str, message: Value) {
+        self.0
+            .notify(serde_json::json!({ "op": "log", "serverId": server_id, "message": message }));
     }
 }
 
@@ -191,6 +221,7 @@ impl NativeMcpHub {
         on_elicitation: Option<Function<'_, String, Promise<String>>>,
         auth_json: Option<String>,
         on_auth: Option<Function<'_, String, Promise<String>>>,
+        on_event: Option<Function<'_, String, Promise<String>>>,
     ) -> Result<Self> {
         let servers: Vec<ServerConfig> =
             serde_json::from_str(&servers_json).map_err(invalid_config)?;
@@ -210,8 +241,16 @@ impl NativeMcpHub {
             None => None,
         };
         options.auth = auth_options(auth_json, on_auth)?;
+        let events = match on_event {
+            Some(function) => Some(JsEvents(JsCallback::new(function)?)),
+            None => None,
+        };
+        options.events = events
+            .clone()
+            .map(|e| HubEventsHandle(Arc::new(e) as Arc<dyn HubEvents>));
         Ok(NativeMcpHub {
             hub: McpHub::with_options(servers, options).map_err(mcp_error)?,
+            events,
             calls: Arc::default(),
             listings: Arc::default(),
             next_version: Arc::new(AtomicU32::new(1)),
@@ -299,6 +338,7 @@ impl NativeMcpHub {
         args_json: String,
         timeout_ms: u32,
         call_id: u32,
+        progress: Option<bool>,
     ) -> Result<String> {
         let args = match serde_json::from_str::<Value>(&args_json) {
             Ok(Value::Object(map)) => map,
@@ -315,15 +355,20 @@ impl NativeMcpHub {
             }
         };
         let token = lock(&self.calls).entry(call_id).or_default().clone();
+        let sink = match (&self.events, progress) {
+            (Some(events), Some(true)) => Some(events.progress_sink(call_id)),
+            _ => None,
+        };
         let result = self
             .hub
             .clone()
-            .call_tool(
+            .call_tool_with_progress(
                 &server_id,
                 &name,
                 args,
                 Duration::from_millis(u64::from(timeout_ms)),
                 Some(token),
+                sink,
             )
             .await;
         lock(&self.calls).remove(&call_id);

@@ -7,9 +7,13 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared, WeakShared};
+// Logging is deprecated for the 2026 protocol (SEP-2577); servers of 2025-06-18 and 2025-11-25,
+// the ones in use, still send it.
+#[allow(deprecated)]
+use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
-    Implementation, ProtocolVersion, Tool,
+    Implementation, ProgressNotificationParam, ProtocolVersion, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
@@ -23,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 use super::auth::ServerAuth;
 use super::config::header_map;
 use super::elicit::{ElicitorHandle, apply_defaults};
+use super::events::{HubEventsHandle, ProgressRoutes};
 use super::http::{HubHttp, StandaloneStream};
 use super::process::{self, ChildProcess, StderrTail, StdoutNoise, describe_exit};
 use super::sse::LegacySseTransport;
@@ -37,6 +42,7 @@ pub(crate) struct ConnectParams {
     pub max_message_bytes: usize,
     pub shutdown_grace: Duration,
     pub elicitor: Option<ElicitorHandle>,
+    pub events: Option<HubEventsHandle>,
     pub stderr: Arc<StderrTail>,
     pub stdout_noise: Arc<StdoutNoise>,
     pub http: Result<reqwest::Client, String>,
@@ -150,6 +156,8 @@ pub(crate) struct HubClient {
     tools: Arc<ToolCache>,
     server_id: String,
     elicitor: Option<ElicitorHandle>,
+    events: Option<HubEventsHandle>,
+    progress: Arc<ProgressRoutes>,
 }
 
 impl ClientHandler for HubClient {
@@ -159,6 +167,30 @@ impl ClientHandler for HubClient {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools.invalidate();
+        if let Some(events) = &self.events {
+            events.0.tools_changed(&self.server_id);
+        }
+    }
+
+    async fn on_progress(
+        &self,
+        notification: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.deliver(notification);
+    }
+
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        notification: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(events) = &self.events
+            && let Ok(message) = serde_json::to_value(&notification)
+        {
+            events.0.log(&self.server_id, message);
+        }
     }
 
     async fn create_elicitation(
@@ -195,6 +227,8 @@ pub(crate) type Running = RunningService<RoleClient, HubClient>;
 pub(crate) struct Connection {
     pub peer: Peer<RoleClient>,
     pub tools: Arc<ToolCache>,
+    /// Where the progress of this connection's calls goes.
+    pub progress: Arc<ProgressRoutes>,
     pub protocol_version: Option<String>,
     child: Option<ChildProcess>,
     /// Stops rmcp's service loop (which then closes the transport).
@@ -314,6 +348,7 @@ pub(crate) async fn connect(
     timeout: Duration,
 ) -> Result<(Arc<Connection>, Running), ConnectFailure> {
     let tools = Arc::new(ToolCache::default());
+    let progress = Arc::new(ProgressRoutes::default());
     let mut capabilities = ClientCapabilities::default();
     if p.elicitor.is_some() {
         // Form mode only: the host answers with field values, it opens no URLs.
@@ -332,6 +367,8 @@ pub(crate) async fn connect(
         tools: tools.clone(),
         server_id: p.config.id().to_owned(),
         elicitor: p.elicitor.clone(),
+        events: p.events.clone(),
+        progress: progress.clone(),
     };
     let ct = CancellationToken::new();
     let serve_ct = ct.clone();
@@ -445,6 +482,7 @@ pub(crate) async fn connect(
     let conn = Arc::new(Connection {
         peer: running.peer().clone(),
         tools,
+        progress,
         protocol_version,
         child,
         ct,

@@ -19,7 +19,11 @@ use std::time::Duration;
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
 use rmcp::ServiceError;
-use rmcp::model::{CallToolRequestParams, ErrorCode, Tool};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, ErrorCode,
+    ServerResult, Tool,
+};
+use rmcp::service::PeerRequestOptions;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
@@ -27,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::auth::{AuthOptions, ServerAuth};
 use super::connection::{self, ConnectFailure, ConnectParams, Connection, Listed};
+use super::events::{HubEventsHandle, ProgressSink};
 use super::process::{StderrTail, StdoutNoise};
 use super::wire_id::{build_mcp_tool_wire_id, server_segment, wire_id_server_segment};
 use super::{ElicitorHandle, McpError, ServerConfig};
@@ -55,6 +60,8 @@ pub struct HubOptions {
     /// Answers servers' `elicitation/create`; without it the hub declares no elicitation
     /// capability.
     pub elicitor: Option<ElicitorHandle>,
+    /// Hears servers' list changes and log messages.
+    pub events: Option<HubEventsHandle>,
     /// OAuth for remote servers: how to ask the user, where tokens are kept.
     pub auth: AuthOptions,
 }
@@ -72,6 +79,7 @@ impl Default for HubOptions {
             shutdown_grace: Duration::from_secs(2),
             reconnect_backoff: Duration::from_secs(1),
             elicitor: None,
+            events: None,
             auth: AuthOptions::default(),
         }
     }
@@ -356,6 +364,21 @@ impl McpHub {
         timeout: Duration,
         cancel: Option<CancellationToken>,
     ) -> Result<Value, McpError> {
+        self.call_tool_with_progress(server_id, name, args, timeout, cancel, None)
+            .await
+    }
+
+    /// [`McpHub::call_tool`], with the server's progress notifications of this call sent to
+    /// `progress`.
+    pub async fn call_tool_with_progress(
+        &self,
+        server_id: &str,
+        name: &str,
+        args: Map<String, Value>,
+        timeout: Duration,
+        cancel: Option<CancellationToken>,
+        progress: Option<ProgressSink>,
+    ) -> Result<Value, McpError> {
         let op = format!("tools/call {name:?}");
         let slot = self.slot(server_id)?;
         let deadline = deadline_after(timeout);
@@ -364,15 +387,12 @@ impl McpHub {
             .connection(&slot, deadline, timeout, Some(&cancel), &op)
             .await?;
         let params = CallToolRequestParams::new(name.to_owned()).with_arguments(args);
-        let result = bounded_request(
-            &slot,
-            &conn,
-            &op,
-            (deadline, timeout),
-            &cancel,
-            conn.peer.call_tool(params),
-        )
-        .await?;
+        let request = match progress {
+            None => conn.peer.call_tool(params).boxed(),
+            Some(sink) => call_with_progress(conn.clone(), params, sink).boxed(),
+        };
+        let result =
+            bounded_request(&slot, &conn, &op, (deadline, timeout), &cancel, request).await?;
         match result {
             Ok(result) => Ok(result_to_json(result)),
             Err(e) => Err(service_error(&slot, &conn, &op, &e).await),
@@ -531,6 +551,7 @@ impl McpHub {
             max_message_bytes: self.inner.opts.max_message_bytes,
             shutdown_grace: self.inner.opts.shutdown_grace,
             elicitor: self.inner.opts.elicitor.clone(),
+            events: self.inner.opts.events.clone(),
             stderr: slot.stderr.clone(),
             stdout_noise: slot.stdout_noise.clone(),
             http: match slot.config {
@@ -782,6 +803,50 @@ async fn service_error(slot: &Slot, conn: &Connection, op: &str, e: &ServiceErro
                     reason: format!("{message} ({})", conn.end_reason_now()),
                 }
             }
+        }
+    }
+}
+
+/// A `tools/call` whose progress notifications go to `sink`. rmcp gives every request a progress
+/// token of its own, known only once the request is sent, so the call is sent by hand; like
+/// `Peer::call_tool`, abandoning it (timeout, cancel) tells the server.
+async fn call_with_progress(
+    conn: Arc<Connection>,
+    params: CallToolRequestParams,
+    sink: ProgressSink,
+) -> Result<rmcp::model::CallToolResult, ServiceError> {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = conn
+        .peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await?;
+    let _route = conn.progress.add(handle.progress_token.clone(), sink);
+    let mut abandoned = CancelOnDrop {
+        peer: conn.peer.clone(),
+        id: Some(handle.id.clone()),
+    };
+    let response = handle.await_response().await;
+    abandoned.id = None;
+    match response? {
+        ServerResult::CallToolResult(result) => Ok(result),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// Sends `notifications/cancelled` for a request whose caller stopped waiting.
+struct CancelOnDrop {
+    peer: rmcp::Peer<rmcp::RoleClient>,
+    id: Option<rmcp::model::RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let peer = self.peer.clone();
+            let cancelled = CancelledNotificationParam::new(Some(id), Some("abandoned".into()));
+            tokio::spawn(async move {
+                let _ = peer.notify_cancelled(cancelled).await;
+            });
         }
     }
 }

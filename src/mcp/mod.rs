@@ -8,6 +8,7 @@
 //! - [`config`]: the server configuration accepted from JS (`{ type: "stdio" | ... }`).
 //! - [`error`]: [`McpError`] with stable `TOOLREG_MCP_*` codes.
 //! - [`elicit`]: a server asking the user for input, answered by the host.
+//! - [`events`]: list changes, log messages and progress, passed on to the host.
 //! - [`auth`]: OAuth 2.1 for remote servers (rmcp's flows; the host's browser step and store).
 //! - [`hub`]: lazy connect, reconnect, tool-list cache, timeouts, cancellation, status, close.
 //! - `connection`: opening one connection per transport and tearing it down.
@@ -21,6 +22,7 @@ pub mod config;
 mod connection;
 pub mod elicit;
 pub mod error;
+pub mod events;
 mod http;
 pub mod hub;
 mod process;
@@ -34,6 +36,7 @@ pub use auth::{
 pub use config::ServerConfig;
 pub use elicit::{ElicitFuture, Elicitor, ElicitorHandle};
 pub use error::McpError;
+pub use events::{HubEvents, HubEventsHandle, ProgressSink};
 pub use hub::{ConnectionState, HubOptions, McpHub, ServerStatus};
 /// The tool descriptor returned by [`McpHub::list_tools`]; serialises to the MCP wire shape
 /// (`name`, `title`, `description`, `inputSchema`, `outputSchema`, `annotations`, ...).
