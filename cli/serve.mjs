@@ -1,7 +1,7 @@
 // `toolreg serve`: one MCP server in front of the configured ones, for MCP clients toolreg did
 // not write. The client sees what the defer decision keeps inline, under the tools' own names,
 // plus tool_search / tool_inspect / tool_invoke (and tool_exec) for the rest; the instructions
-// carry the deferred-tools section. rmcp speaks the protocol (src/gateway); this file decides
+// carry the deferred-tools section. rmcp speaks the protocol (crates/toolreg-mcp/src/gateway); this file decides
 // what is listed and runs the calls.
 import { randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
