@@ -455,6 +455,20 @@ export interface McpElicitationAnswer {
   action: 'accept' | 'decline' | 'cancel'
   content?: Record<string, string | number | boolean | string[]>
 }
+/** A server's `sampling/createMessage` params, with the asking server's id. */
+export interface McpSamplingRequest {
+  serverId: string
+  messages: Array<{ role: 'user' | 'assistant'; content: unknown }>
+  maxTokens: number
+  systemPrompt?: string
+  [key: string]: unknown
+}
+export interface McpSamplingAnswer {
+  role: 'assistant'
+  content: { type: 'text'; text: string } | { type: string; [key: string]: unknown }
+  model: string
+  stopReason?: string
+}
 export declare class McpHub implements McpToolHost {
   /**
    * `connectTimeoutMs` bounds one connect attempt (default 30000). `reconnectBackoffMs`
@@ -472,6 +486,11 @@ export declare class McpHub implements McpToolHost {
      * elicitation capability, so servers do not ask.
      */
     onElicitation?: (request: McpElicitationRequest) => McpElicitationAnswer | Promise<McpElicitationAnswer>
+    /**
+     * Answers a server's `sampling/createMessage` (its request to the host's model). Without it
+     * the hub declares no sampling capability, so servers do not ask.
+     */
+    onSampling?: (request: McpSamplingRequest) => McpSamplingAnswer | Promise<McpSamplingAnswer>
     /** OAuth for remote servers: how to ask the user, where tokens are kept. */
     auth?: McpAuthOptions
     /** A server's tool list changed (its `listTools` lists it anew). */

@@ -7,8 +7,8 @@ import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'nod
 import { join } from 'node:path'
 import { root } from './cliRun.mjs'
 
-/** `{ heading, code }` for each ```js block, with the section it is in. */
-export function codeBlocks(markdown) {
+/** `{ heading, code }` for each ```js block (or ```lang), with the section it is in. */
+export function codeBlocks(markdown, lang = 'js') {
   const blocks = []
   let heading = ''
   const lines = markdown.split('\n')
@@ -17,7 +17,7 @@ export function codeBlocks(markdown) {
     const open = /^```(\w*)/.exec(lines[i])
     if (!open) continue
     const end = lines.indexOf('```', i + 1)
-    if (open[1] === 'js') blocks.push({ heading, line: i + 1, code: lines.slice(i + 1, end).join('\n') })
+    if (open[1] === lang) blocks.push({ heading, line: i + 1, code: lines.slice(i + 1, end).join('\n') })
     i = end
   }
   return blocks
@@ -69,4 +69,21 @@ describe('README code blocks', () => {
       }
     }, 60_000)
   }
+})
+
+describe('README config blocks', () => {
+  const configs = codeBlocks(readFileSync(join(root, 'README.md'), 'utf8'), 'json')
+
+  it('are MCP configs the CLI reads as written, toolreg settings included', async () => {
+    const { parseConfig } = await import('../cli/config.mjs')
+    const { applyProfile } = await import('../cli/profiles.mjs')
+    expect(configs.length).toBeGreaterThanOrEqual(2)
+    for (const block of configs) {
+      const parsed = parseConfig(JSON.parse(block.code), `README.md:${block.line}`, { env: {} })
+      expect(parsed.servers.length, `README.md:${block.line}`).toBeGreaterThan(0)
+      for (const name of Object.keys(parsed.settings.profiles)) {
+        expect(applyProfile(parsed.servers, parsed.settings, name).servers.length).toBeGreaterThan(0)
+      }
+    }
+  })
 })

@@ -70,8 +70,11 @@ describe('toolreg serve over stdio, with the official MCP SDK client', () => {
     expect(found).not.toMatch(/delete_entities/)
     const wireId = buildMcpToolWireId({ serverId: 'memory', serverName: 'memory', toolName: 'delete_entities' })
     for (const name of [wireId, 'delete_entities']) {
+      // Inspected first, so a refusal is approval's, not the inspect-first guard's.
+      await client.callTool({ name: 'tool_inspect', arguments: { name } })
       const refused = await client.callTool({ name: 'tool_invoke', arguments: { name, params: { entityNames: ['x'] } } })
       expect(refused.isError).toBe(true)
+      expect(textOf(refused)).toMatch(name === wireId ? /requires user approval/ : /not available/)
     }
     const direct = await client.callTool({ name: 'delete_entities', arguments: { entityNames: ['nobody'] } })
     expect(textOf(direct)).toMatch(/deleted successfully/i)
@@ -132,6 +135,123 @@ describe('toolreg serve over stdio, with the official MCP SDK client', () => {
     for (let i = 0; i < 50 && !processGone(pid); i++) await new Promise((r) => setTimeout(r, 100))
     expect(processGone(pid)).toBe(true)
   }, 60_000)
+})
+
+describe('toolreg serve: approval, profiles, faults and shutdown', () => {
+  it('keeps destructive tools and the config\'s needsApproval tools away from tool_exec as from tool_invoke', async () => {
+    const file = writeConfig({
+      mcpServers: {
+        memory: { command: process.execPath, args: referenceServer('memory').args, env: referenceServer('memory').env },
+        everything: { command: process.execPath, args: referenceServer('everything').args },
+      },
+      toolreg: { needsApproval: ['memory/create_*'] },
+    })
+    // A small window defers tools, so tool_invoke is listed too.
+    const { client } = await stdioClient(['--config', file, '--exec', '--context-window', '8000'])
+    closing.push(() => client.close())
+    const wireId = (toolName) => buildMcpToolWireId({ serverId: 'memory', serverName: 'memory', toolName })
+    const validParams = {
+      delete_entities: { entityNames: ['x'] },
+      create_entities: { entities: [{ name: 'x', entityType: 'test', observations: [] }] },
+    }
+    for (const [name, params] of Object.entries(validParams)) {
+      const id = JSON.stringify(wireId(name))
+      for (const code of [`return await tools.invoke(${id}, ${JSON.stringify(params)})`, `return await tools[${id}](${JSON.stringify(params)})`]) {
+        const viaExec = await client.callTool({ name: 'tool_exec', arguments: { code } })
+        expect(viaExec.isError, code).toBe(true)
+        expect(textOf(viaExec), code).toMatch(/TOOLREG_APPROVAL_REQUIRED/)
+      }
+      // Inspected first, so the refusal is approval's, not the inspect-first guard's.
+      await client.callTool({ name: 'tool_inspect', arguments: { name: wireId(name) } })
+      const viaInvoke = await client.callTool({ name: 'tool_invoke', arguments: { name: wireId(name), params } })
+      expect(viaInvoke.isError, name).toBe(true)
+      expect(textOf(viaInvoke), name).toMatch(/approval/i)
+    }
+    // The memory graph is untouched: nothing was created through the refused paths.
+    const graph = await client.callTool({ name: 'tool_exec', arguments: { code: `return await tools[${JSON.stringify(wireId('read_graph'))}]({})` } })
+    expect(textOf(graph)).toMatch(/"entities": ?\[\]/)
+    // Both stay inline, so the client's own confirmation applies to them.
+    const { tools } = await client.listTools()
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['delete_entities', 'create_entities']))
+  }, 60_000)
+
+  it('--profile serves only its servers and tools; an unknown profile names the ones there are', async () => {
+    const file = writeConfig({
+      mcpServers: {
+        everything: { command: process.execPath, args: referenceServer('everything').args },
+        memory: { command: process.execPath, args: referenceServer('memory').args, env: referenceServer('memory').env },
+        faulty: { command: testServer('faulty').command, args: testServer('faulty').args },
+      },
+      toolreg: { profiles: { review: { servers: ['everything', 'memory'], tools: ['memory/*', '!memory/delete_*', 'everything/get-sum'] } } },
+    })
+    const { client } = await stdioClient(['--config', file, '--profile', 'review'])
+    closing.push(() => client.close())
+    const names = (await client.listTools()).tools.map((t) => t.name)
+    expect(names).toEqual(expect.arrayContaining(['get-sum', 'read_graph', 'create_entities']))
+    expect(names.filter((n) => /delete|^add$|^echo$|crash/.test(n))).toEqual([])
+    expect(textOf(await client.callTool({ name: 'get-sum', arguments: { a: 1, b: 2 } }))).toMatch(/3/)
+
+    const unknown = spawn(process.execPath, [bin, 'serve', '--config', file, '--profile', 'nope'], { env, stdio: ['pipe', 'ignore', 'pipe'] })
+    let stderr = ''
+    unknown.stderr.on('data', (d) => (stderr += d))
+    const code = await new Promise((resolve) => unknown.once('exit', resolve))
+    expect(code).not.toBe(0)
+    expect(stderr).toMatch(/no profile named "nope"; the config has "review"/)
+  }, 60_000)
+
+  it('a server gone at start, a hanging call and a crash each fail alone; cancelling reaches the server', async () => {
+    const file = writeConfig({
+      mcpServers: {
+        gone: { command: '/nonexistent/mcp-server' },
+        live: { command: testServer('live').command, args: testServer('live').args },
+      },
+    })
+    const { client } = await stdioClient(['--config', file, '--timeout', '5000'])
+    closing.push(() => client.close())
+    const names = (await client.listTools()).tools.map((t) => t.name)
+    expect(names).toContain('slow')
+    // A call the client gives up on is cancelled at the server, and the gateway goes on.
+    await expect(client.callTool({ name: 'slow', arguments: { ms: 600_000 } }, undefined, { timeout: 500 })).rejects.toThrow(/timed out/i)
+    let cancelled = '0'
+    for (let i = 0; i < 50 && cancelled === '0'; i++) {
+      await new Promise((r) => setTimeout(r, 100))
+      cancelled = textOf(await client.callTool({ name: 'cancelled_count', arguments: {} }))
+    }
+    expect(cancelled).toBe('1')
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'still here' } }))).toBe('still here')
+  }, 60_000)
+
+  it("passes a server's sampling request to a client that can sample, and refuses it for one that cannot", async () => {
+    const file = configOf(testServer('conformance', ['--conformance']))
+    const { CreateMessageRequestSchema } = await import('@modelcontextprotocol/sdk/types.js')
+    const sampler = new Client({ name: 'sampling-client', version: '1.0.0' }, { capabilities: { sampling: {} } })
+    sampler.setRequestHandler(CreateMessageRequestSchema, async (request) => ({
+      role: 'assistant',
+      content: { type: 'text', text: `echo of ${request.params.messages[0].content.text}` },
+      model: 'test-model',
+    }))
+    await sampler.connect(new StdioClientTransport({ command: process.execPath, args: [bin, 'serve', '--config', file], env, stderr: 'pipe' }))
+    closing.push(() => sampler.close())
+    expect(textOf(await sampler.callTool({ name: 'test_sampling', arguments: { prompt: 'hi' } }))).toBe('LLM response: echo of hi')
+
+    const { client } = await stdioClient(['--config', file])
+    closing.push(() => client.close())
+    const refused = await client.callTool({ name: 'test_sampling', arguments: { prompt: 'hi' } })
+    expect(refused.isError).toBe(true)
+    expect(textOf(refused)).toMatch(/does not support sampling/)
+  }, 60_000)
+
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    it(`leaves no server process behind on ${signal}`, async () => {
+      const { client, transport } = await stdioClient(['--config', configOf(testServer('pids'))])
+      const pid = Number(textOf(await client.callTool({ name: 'pid', arguments: {} })))
+      expect(processGone(pid)).toBe(false)
+      process.kill(transport.pid, signal)
+      for (let i = 0; i < 50 && !processGone(pid); i++) await new Promise((r) => setTimeout(r, 100))
+      expect(processGone(pid)).toBe(true)
+      await client.close()
+    }, 60_000)
+  }
 })
 
 /** Starts `toolreg serve --http 0`; resolves to `{ url, token, child }` once it listens. */

@@ -103,10 +103,10 @@ if (parts.has(2)) {
     rounds.direct.push(...(await time(direct, 250)))
     rounds.gateway.push(...(await time(gateway, 250)))
   }
-  const row = (ms) => `p50 ${percentile(ms, 50).toFixed(3)} ms, p90 ${percentile(ms, 90).toFixed(3)} ms`
+  const row = (ms) => `p50 ${percentile(ms, 0.5).toFixed(3)} ms, p90 ${percentile(ms, 0.9).toFixed(3)} ms`
   console.log('2. One echo call from the SDK client over stdio, 1,000 calls each, interleaved in 4 rounds')
   console.log(`   directly to the server: ${row(rounds.direct)}`)
-  console.log(`   through toolreg serve:  ${row(rounds.gateway)} (+${(percentile(rounds.gateway, 50) - percentile(rounds.direct, 50)).toFixed(3)} ms at p50)`)
+  console.log(`   through toolreg serve:  ${row(rounds.gateway)} (+${(percentile(rounds.gateway, 0.5) - percentile(rounds.direct, 0.5)).toFixed(3)} ms at p50)`)
   await direct.close()
   await gateway.close()
 }

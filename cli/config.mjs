@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, dirname, resolve, sep } from 'node:path'
+import { parseToolregSettings } from './profiles.mjs'
 
 export class ConfigError extends Error {
   constructor(file, key, message) {
@@ -82,7 +83,7 @@ export function parseConfig(json, file, { env = process.env, home = homedir(), w
       skipped.push({ key, why: error.message })
     }
   }
-  return { file, rootKey, servers, skipped }
+  return { file, rootKey, servers, skipped, settings: parseToolregSettings(json.toolreg, file) }
 }
 
 function substitute(value, key, { env, home, workspace }) {

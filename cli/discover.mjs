@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { parseConfig, readConfigJson, workspaceOf } from './config.mjs'
+import { mergeToolregSettings } from './profiles.mjs'
 
 /** Project config files, in the order their servers are taken. */
 export const PROJECT_FILES = ['.cursor/mcp.json', '.vscode/mcp.json', '.mcp.json']
@@ -53,7 +54,7 @@ export function discoverConfigs({ cwd = process.cwd(), home = homedir(), env = p
     const json = readConfigJson(file)
     // A client's settings file without servers (Claude Desktop keeps its preferences there too)
     // is not a config to audit.
-    const table = client === 'Claude Code' ? { mcpServers: claudeCodeServers(json, cwd) } : { mcpServers: json.mcpServers ?? {} }
+    const table = { mcpServers: client === 'Claude Code' ? claudeCodeServers(json, cwd) : (json.mcpServers ?? {}), toolreg: json.toolreg }
     const config = parseConfig(table, file, { env, home, workspace: cwd })
     if (config.servers.length || config.skipped.length) parsed.push(config)
   }
@@ -77,7 +78,7 @@ function merge(parsed, extra = {}) {
       servers.push({ ...server, file: config.file })
     }
   }
-  return { files: parsed.map((c) => c.file), servers, skipped, ...extra }
+  return { files: parsed.map((c) => c.file), servers, skipped, settings: mergeToolregSettings(parsed.map((c) => c.settings)), ...extra }
 }
 
 function lookedIn(opts) {

@@ -7,6 +7,7 @@ import { Command, InvalidArgumentError, Option } from 'commander'
 import pc from 'picocolors'
 import { DEFAULT_TIMEOUT_MS, PACKAGE_RUNNER_TIMEOUT_MS, openSession, resolveSource, trackOpen } from './session.mjs'
 import { createGateway, serveToken } from './serve.mjs'
+import { applyProfile, needsApprovalBySettings } from './profiles.mjs'
 import { readCachedTools } from './cache.mjs'
 import { createProgress } from './progress.mjs'
 import { audit, decisionsAt } from './audit.mjs'
@@ -259,17 +260,27 @@ export function createProgram({ open = openSession } = {}) {
     .addOption(windowOption())
     .addOption(modelOption())
     .option('--exec', 'add tool_exec (sandboxed JavaScript that calls tools)')
+    .option('--profile <name>', 'serve only the servers and tools of this profile ("toolreg": { "profiles": ... } in the config)')
     .addOption(timeoutOption())
-    .addHelpText('after', examples('toolreg serve --model claude-sonnet-4', 'toolreg serve --http 3939 --exec', 'TOOLREG_SERVE_TOKEN=secret toolreg serve --http 3939 --config ~/.cursor/mcp.json'))
+    .addHelpText('after', examples('toolreg serve --model claude-sonnet-4', 'toolreg serve --http 3939 --exec', 'toolreg serve --profile cursor', 'TOOLREG_SERVE_TOKEN=secret toolreg serve --http 3939 --config ~/.cursor/mcp.json'))
     .action(async (opts) => {
       if (opts.stdio && opts.http !== undefined) throw new CliError('Pick one of --stdio and --http.', EXIT.USAGE)
       const window = windowOf(opts)
       const source = resolveSource({ config: opts.config, demo: opts.demo })
       announce(source, { always: true })
       const say = (line) => process.stderr.write(`${line}\n`)
-      const served = await createGateway(source.servers, { contextWindow: window.contextWindow ?? window.modelWindow, exec: opts.exec, timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS, log: say })
+      const profile = applyProfile(source.servers, source.settings, opts.profile)
+      const served = await createGateway(profile.servers, {
+        contextWindow: window.contextWindow ?? window.modelWindow,
+        exec: opts.exec,
+        timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS,
+        log: say,
+        keeps: profile.keeps,
+        needsApproval: (serverId, toolName) => needsApprovalBySettings(source.settings, serverId, toolName),
+      })
       const untrack = trackOpen(served)
       const { summary } = served
+      if (opts.profile !== undefined) say(`profile ${JSON.stringify(opts.profile)}: ${num(profile.servers.length)} of ${num(source.servers.length)} servers`)
       say(`toolreg serve: ${num(summary.tools)} tools from ${num(summary.servers - summary.failedServers)} of ${num(summary.servers)} servers; ${num(summary.inline)} inline, ${num(summary.deferred)} behind tool_search (${num(summary.listed)} tools listed)`)
       try {
         if (opts.http === undefined) {

@@ -59,9 +59,11 @@ async function metaDefinition(name, tool) {
  * Builds the gateway over `servers` (hub configs from the CLI's config loader): lists each
  * server from the tools/list cache when it is fresh (else live, and caches it), decides what
  * stays inline for `contextWindow`, and returns `{ gateway, summary, close }`. Servers start
- * only to list an uncached server or to run a call.
+ * only to list an uncached server or to run a call. `keeps(serverId, toolName)` picks the tools
+ * served (a profile); `needsApproval(serverId, toolName)` marks tools that, like the ones a
+ * server marks destructive, stay inline and out of tool_invoke / tool_exec.
  */
-export async function createGateway(servers, { contextWindow, exec = false, timeoutMs = 30_000, log = () => {} } = {}) {
+export async function createGateway(servers, { contextWindow, exec = false, timeoutMs = 30_000, log = () => {}, keeps = () => true, needsApproval = () => false } = {}) {
   // A server's list change is listed anew and re-announced; its logs go to the clients.
   let relisting = Promise.resolve()
   const onToolsChanged = (serverId) => {
@@ -81,6 +83,9 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     servers: servers.map((s) => s.config),
     connectTimeoutMs: timeoutMs,
     auth: { tokenStore: fileTokenStore() },
+    // A server asking its client is answered by the gateway's client whose call it serves.
+    onElicitation: async (request) => JSON.parse(await gateway.askClient('elicitation', JSON.stringify(request))),
+    onSampling: async (request) => JSON.parse(await gateway.askClient('sampling', JSON.stringify(request))),
     onToolsChanged,
     onLog: ({ serverId, ...message }) => gateway.log(JSON.stringify({ ...message, logger: message.logger ?? serverId })),
   })
@@ -91,8 +96,9 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     async listTools(serverId, { timeoutMs: listTimeout } = {}) {
       const config = configs.get(serverId)
       const cached = readCachedTools(config)
-      const tools = cached ? cached.tools : await hub.listTools(serverId, { timeoutMs: listTimeout })
-      if (!cached) writeCachedTools(config, tools)
+      const listed = cached ? cached.tools : await hub.listTools(serverId, { timeoutMs: listTimeout })
+      if (!cached) writeCachedTools(config, listed)
+      const tools = listed.filter((t) => keeps(serverId, t.name))
       for (const t of tools) descriptors.set(`${serverId}\0${t.name}`, t)
       return tools
     },
@@ -109,7 +115,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     // and tool_invoke / tool_exec refuse them.
     const synced = await syncMcpToolsToRegistry(registry, adapter, {
       timeoutMs,
-      needsApproval: (info) => info.annotations?.destructiveHint === true,
+      needsApproval: (info) => info.annotations?.destructiveHint === true || needsApproval(info.serverId, info.toolName),
     })
     for (const { serverId, error } of synced.failedServers) log(`warning: ${serverId} is left out: ${error}`)
     const active = registry.selectActiveTools({ mcpToolIds: new Set(synced.registered) })

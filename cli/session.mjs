@@ -5,6 +5,7 @@
 import { createRequire } from 'node:module'
 import { ConfigError, loadConfigFile } from './config.mjs'
 import { discoverConfigs } from './discover.mjs'
+import { mergeToolregSettings } from './profiles.mjs'
 import { referenceServers } from './defaults.mjs'
 import { defaultCatalog, firstLine } from './catalog.mjs'
 import { readCachedTools, writeCachedTools } from './cache.mjs'
@@ -60,16 +61,16 @@ export function closeSessionsOnSignals() {
 export function resolveSource({ config, demo } = {}) {
   if (config) {
     const loaded = loadConfigFile(config)
-    return { kind: 'file', files: [loaded.file], servers: loaded.servers.map((s) => ({ ...s, file: loaded.file })), skipped: loaded.skipped }
+    return { kind: 'file', files: [loaded.file], servers: loaded.servers.map((s) => ({ ...s, file: loaded.file })), skipped: loaded.skipped, settings: loaded.settings }
   }
   let notice
   if (!demo) {
     const found = discoverConfigs()
-    if (found.scope) return { kind: found.scope, files: found.files, servers: found.servers, skipped: found.skipped }
+    if (found.scope) return { kind: found.scope, files: found.files, servers: found.servers, skipped: found.skipped, settings: found.settings }
     notice = `No MCP config found (looked for ${found.looked.join('; ')}). This is the DEMO setup, not your servers: pass --config FILE to audit yours.`
   }
   const d = referenceServers()
-  return { kind: 'demo', files: [], servers: d.servers, skipped: d.skipped, cleanup: d.cleanup, notice }
+  return { kind: 'demo', files: [], servers: d.servers, skipped: d.skipped, cleanup: d.cleanup, notice, settings: mergeToolregSettings([]) }
 }
 
 /** MCP annotations mark write/delete tools; the CLI asks before running those. */

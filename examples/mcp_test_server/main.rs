@@ -5,6 +5,7 @@
 //!                 [--slow-start-ms N] [--hang-on-list] [--malformed[=noise|only|exit]]
 //!                 [--protocol 2024-11-05] [--name NAME] [--linger] [--ignore-sigterm]
 //!                 [--spawn-grandchild] [--no-tools] [--oauth] [--oauth-token-ttl S]
+//!                 [--conformance]
 //! ```
 //! Every flag can also be given as an env var: `MCP_TEST_<FLAG>` (e.g. `MCP_TEST_TOOLS=10000`).
 //!
@@ -27,6 +28,8 @@
 //!   `--no-tools` declares no tools capability and answers tools/list "method not found".
 //! - `--oauth` (http/sse): the MCP endpoints need a token from the server's own OAuth 2.1
 //!   authorization server (`oauth.rs`).
+//! - `--conformance`: only the tools the MCP conformance suite's server scenarios call
+//!   (`conformance.rs`), for testing `toolreg serve` with the suite.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -53,6 +56,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
+mod conformance;
 mod oauth;
 
 static CANCELLED: AtomicU64 = AtomicU64::new(0);
@@ -81,6 +85,7 @@ struct Opts {
     no_tools: bool,
     oauth: bool,
     oauth_token_ttl: u64,
+    conformance: bool,
 }
 
 fn parse_opts() -> Opts {
@@ -108,6 +113,7 @@ fn parse_opts() -> Opts {
                         | "spawn-grandchild"
                         | "no-tools"
                         | "oauth"
+                        | "conformance"
                 );
                 let v = if takes_value {
                     args.next().unwrap_or_default()
@@ -146,6 +152,7 @@ fn parse_opts() -> Opts {
         ignore_sigterm: on("ignore-sigterm"),
         spawn_grandchild: on("spawn-grandchild"),
         no_tools: on("no-tools"),
+        conformance: on("conformance"),
     }
 }
 
@@ -184,6 +191,9 @@ impl TestServer {
     }
 
     fn all_tools(&self) -> Vec<Tool> {
+        if self.opts.conformance {
+            return conformance::tools();
+        }
         let mut tools = vec![
             Tool::new(
                 "echo",
@@ -350,6 +360,16 @@ impl ServerHandler for TestServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
+        if self.opts.conformance {
+            return conformance::call(&request.name, &args, &context)
+                .await
+                .unwrap_or_else(|| {
+                    Err(ErrorData::invalid_params(
+                        format!("tool not found: {}", request.name),
+                        None,
+                    ))
+                });
+        }
         let num = |k: &str| args.get(k).and_then(Value::as_f64).unwrap_or(0.0);
         match request.name.as_ref() {
             "echo" => Ok(text(

@@ -99,13 +99,16 @@ class McpHub {
   #tools = new Map()
 
   /**
-   * @param {{ servers?: object[], connectTimeoutMs?: number, reconnectBackoffMs?: number, onElicitation?: Function, auth?: object }} [options]
+   * @param {{ servers?: object[], connectTimeoutMs?: number, reconnectBackoffMs?: number, onElicitation?: Function, onSampling?: Function, auth?: object }} [options]
    *   `reconnectBackoffMs` (default 1000): after a failed connect, calls within this delay
    *   fail at once with that error instead of starting the server again; it doubles per
    *   further failure (up to 32x) and resets once a connect succeeds. 0 retries every call.
    *   `onElicitation(request) → Promise<{ action, content? }>`: asks the user when a server
    *   sends `elicitation/create` (form mode); fields the answer leaves out take the schema's
    *   defaults. Without it the hub declares no elicitation capability.
+   *   `onSampling(request) → Promise<{ role, content, model, stopReason? }>`: answers a server's
+   *   `sampling/createMessage` with the host's model. Without it the hub declares no sampling
+   *   capability.
    *   `onToolsChanged(serverId)`: a server's tool list changed (`listTools` lists it anew).
    *   `onLog({ serverId, level, logger?, data })`: a server's log message.
    *   `auth`: OAuth 2.1 for remote servers that ask for it (see docs/api.md):
@@ -122,11 +125,15 @@ class McpHub {
         throw invalidArgument(key, `expected a whole number of milliseconds, got ${String(ms)}`)
       }
     }
-    const { onElicitation } = options
-    if (onElicitation !== undefined && typeof onElicitation !== 'function') {
-      throw invalidArgument('onElicitation', 'expected a function (request) => Promise<{ action, content? }>')
+    const asks = { onElicitation: '{ action, content? }', onSampling: '{ role, content, model }' }
+    for (const [key, answer] of Object.entries(asks)) {
+      if (options[key] !== undefined && typeof options[key] !== 'function') {
+        throw invalidArgument(key, `expected a function (request) => Promise<${answer}>`)
+      }
     }
-    const elicit = onElicitation && ((json) => Promise.resolve(JSON.parse(json)).then(onElicitation).then((answer) => JSON.stringify(answer)))
+    const [elicit, sample] = Object.keys(asks).map(
+      (key) => options[key] && ((json) => Promise.resolve(JSON.parse(json)).then(options[key]).then((answer) => JSON.stringify(answer))),
+    )
     const [authSettings, authCall] = authBridge(options.auth)
     const { onToolsChanged, onLog } = options
     for (const [key, fn] of Object.entries({ onToolsChanged, onLog })) {
@@ -150,7 +157,7 @@ class McpHub {
       } catch {}
       return Promise.resolve('null')
     }
-    this.#native = callNative(() => new native.NativeMcpHub(json, options.connectTimeoutMs, options.reconnectBackoffMs, elicit, authSettings, authCall, onEvent))
+    this.#native = callNative(() => new native.NativeMcpHub(json, { connectTimeoutMs: options.connectTimeoutMs, reconnectBackoffMs: options.reconnectBackoffMs }, elicit, sample, authSettings, authCall, onEvent))
   }
 
   addServer(config) {

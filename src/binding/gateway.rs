@@ -13,7 +13,8 @@ use tokio_util::sync::CancellationToken;
 use super::callback::JsCallback;
 use super::mcp::NativeMcpHub;
 use crate::gateway::{
-    Gateway, GatewayCall, GatewayHost, GatewayInfo, HostAnswer, HttpOptions, serve_http,
+    ClientRequest, Gateway, GatewayCall, GatewayHost, GatewayInfo, HostAnswer, HttpOptions,
+    serve_http,
 };
 
 struct JsHost(JsCallback);
@@ -128,6 +129,31 @@ impl NativeGateway {
         if let Ok(message) = serde_json::from_str(&message_json) {
             self.gateway.log(message).await;
         }
+    }
+
+    /// A server's `elicitation/create` (`kind` "elicitation") or `sampling/createMessage`
+    /// ("sampling"), params with `serverId`, passed on to the client whose call it serves; the
+    /// client's answer as JSON.
+    #[napi]
+    pub async fn ask_client(&self, kind: String, request_json: String) -> Result<String> {
+        let kind = match kind.as_str() {
+            "elicitation" => ClientRequest::Elicitation,
+            "sampling" => ClientRequest::Sampling,
+            other => {
+                return Err(Error::new(
+                    Status::InvalidArg,
+                    format!("unknown client request kind {other:?}"),
+                ));
+            }
+        };
+        let request = serde_json::from_str(&request_json)
+            .map_err(|e| Error::new(Status::InvalidArg, e.to_string()))?;
+        let answer = self
+            .gateway
+            .ask_client(kind, request)
+            .await
+            .map_err(|e| Error::new(Status::GenericFailure, e))?;
+        Ok(answer.to_string())
     }
 
     #[napi]

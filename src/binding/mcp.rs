@@ -11,8 +11,8 @@ use napi_derive::napi;
 use serde_json::{Map, Value};
 
 use crate::mcp::{
-    AuthOptions, AuthorizationPrompt, Authorizer, CancellationToken, ElicitFuture, Elicitor,
-    ElicitorHandle, HubEvents, HubEventsHandle, HubOptions, McpError, McpHub, McpTool,
+    AskFuture, AskHost, AskHostHandle, AuthOptions, AuthorizationPrompt, Authorizer,
+    CancellationToken, HubEvents, HubEventsHandle, HubOptions, McpError, McpHub, McpTool,
     ProgressSink, ServerConfig, TokenStore, describe_stored_token, wire_id,
 };
 use futures::future::BoxFuture;
@@ -98,13 +98,22 @@ impl HubEvents for JsEvents {
     }
 }
 
-/// The host's `onElicitation`.
-struct JsElicitor(JsCallback);
+/// The host's `onElicitation` or `onSampling`, named for error messages.
+struct JsAsk(JsCallback, &'static str);
 
-impl Elicitor for JsElicitor {
-    fn elicit(&self, request: Value) -> ElicitFuture {
-        self.0.call(request, "onElicitation")
+impl AskHost for JsAsk {
+    fn ask(&self, request: Value) -> AskFuture {
+        self.0.call(request, self.1)
     }
+}
+
+fn js_ask(
+    function: Option<Function<'_, String, Promise<String>>>,
+    name: &'static str,
+) -> Result<Option<AskHostHandle>> {
+    function
+        .map(|f| Ok(AskHostHandle(Arc::new(JsAsk(JsCallback::new(f)?, name)))))
+        .transpose()
 }
 
 /// The host's OAuth parts behind one function (`js/mcp/hub.js`): `{ op, ... }` in, where `op` is
@@ -208,17 +217,25 @@ pub fn describe_mcp_stored_token(value: String) -> Option<String> {
     describe_stored_token(&value).and_then(|info| serde_json::to_string(&info).ok())
 }
 
+/// The hub's time limits, in milliseconds (see `HubOptions`).
+#[napi(object)]
+#[derive(Default)]
+pub struct HubTimings {
+    pub connect_timeout_ms: Option<u32>,
+    pub reconnect_backoff_ms: Option<u32>,
+}
+
 #[napi]
 impl NativeMcpHub {
-    /// `on_elicitation(requestJson) → Promise<answerJson>` answers servers' `elicitation/create`;
-    /// without it the hub declares no elicitation capability. `auth_json` and `on_auth`: OAuth
-    /// for remote servers (see [`JsAuth`]).
+    /// `on_elicitation(requestJson) → Promise<answerJson>` answers servers' `elicitation/create`,
+    /// `on_sampling` their `sampling/createMessage`; without one the hub declares no capability
+    /// for it. `auth_json` and `on_auth`: OAuth for remote servers (see [`JsAuth`]).
     #[napi(constructor)]
     pub fn new(
         servers_json: String,
-        connect_timeout_ms: Option<u32>,
-        reconnect_backoff_ms: Option<u32>,
+        timings: Option<HubTimings>,
         on_elicitation: Option<Function<'_, String, Promise<String>>>,
+        on_sampling: Option<Function<'_, String, Promise<String>>>,
         auth_json: Option<String>,
         on_auth: Option<Function<'_, String, Promise<String>>>,
         on_event: Option<Function<'_, String, Promise<String>>>,
@@ -226,16 +243,15 @@ impl NativeMcpHub {
         let servers: Vec<ServerConfig> =
             serde_json::from_str(&servers_json).map_err(invalid_config)?;
         let mut options = HubOptions::default();
-        if let Some(ms) = connect_timeout_ms {
+        let timings = timings.unwrap_or_default();
+        if let Some(ms) = timings.connect_timeout_ms {
             options.connect_timeout = Duration::from_millis(u64::from(ms));
         }
-        if let Some(ms) = reconnect_backoff_ms {
+        if let Some(ms) = timings.reconnect_backoff_ms {
             options.reconnect_backoff = Duration::from_millis(u64::from(ms));
         }
-        if let Some(function) = on_elicitation {
-            let callback = JsCallback::new(function)?;
-            options.elicitor = Some(ElicitorHandle(Arc::new(JsElicitor(callback))));
-        }
+        options.elicitor = js_ask(on_elicitation, "onElicitation")?;
+        options.sampler = js_ask(on_sampling, "onSampling")?;
         let on_auth = match on_auth {
             Some(function) => Some(JsAuth(JsCallback::new(function)?)),
             None => None,

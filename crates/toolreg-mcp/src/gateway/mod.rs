@@ -2,14 +2,16 @@
 //! Streamable HTTP) in front of a [`GatewayHost`] that decides which tools the client sees and
 //! runs its calls. The host is the JS layer, where the registry, the defer decision and the
 //! meta-tools live; this module only speaks the protocol: it lists what the host lists,
-//! forwards calls with their progress and cancellation, and re-announces list changes.
+//! forwards calls with their progress and cancellation, passes a server's elicitation and
+//! sampling requests on to the client whose call it serves, and re-announces list changes.
 //!
 //! One concern per file: this one the handler and its shared state, `http` the Streamable HTTP
 //! listener with its bearer token and DNS-rebinding checks.
 
 mod http;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -89,6 +91,27 @@ struct Shared {
     log_level: Mutex<LoggingLevel>,
     /// Calls in flight whose client asked for progress: where to send it.
     progress: Mutex<HashMap<u64, (Peer<RoleServer>, ProgressToken)>>,
+    /// Forwarded calls in flight, by call id (so in the order they started): the server each
+    /// went to and the client it serves, where that server's requests to its client go.
+    forwarded: Mutex<BTreeMap<u64, (String, Peer<RoleServer>)>>,
+}
+
+/// A request a server behind the gateway sends its client, passed on to a client of the gateway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientRequest {
+    /// `elicitation/create`: ask the user.
+    Elicitation,
+    /// `sampling/createMessage`: ask the client's model.
+    Sampling,
+}
+
+impl fmt::Display for ClientRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ClientRequest::Elicitation => "elicitation",
+            ClientRequest::Sampling => "sampling",
+        })
+    }
 }
 
 /// One gateway; its handler is cloned per client session.
@@ -113,6 +136,7 @@ impl Gateway {
                 next_call: AtomicU64::new(1),
                 log_level: Mutex::new(LoggingLevel::Info),
                 progress: Mutex::default(),
+                forwarded: Mutex::default(),
             }),
         }
     }
@@ -144,6 +168,58 @@ impl Gateway {
         for peer in self.live_peers() {
             let _ = peer.notify_logging_message(message.clone()).await;
         }
+    }
+
+    /// Passes a server's request (its params as JSON, with the hub's `serverId`) to the client
+    /// whose call to that server started last, or, outside any such call, to the client that
+    /// connected last; a client without the capability gets no request, the server an error.
+    pub async fn ask_client(
+        &self,
+        kind: ClientRequest,
+        mut request: Value,
+    ) -> Result<Value, String> {
+        let server_id = request
+            .as_object_mut()
+            .and_then(|params| params.remove("serverId"));
+        let server_id = server_id.as_ref().and_then(Value::as_str);
+        let peer = {
+            let forwarded = lock(&self.shared.forwarded);
+            let calls = forwarded.values().rev();
+            calls
+                .clone()
+                .find(|(server, _)| Some(server.as_str()) == server_id)
+                .or_else(|| calls.clone().next())
+                .map(|(_, peer)| peer.clone())
+        }
+        .or_else(|| self.live_peers().pop())
+        .ok_or("no client is connected to the gateway")?;
+        let declared = peer.peer_info().is_some_and(|info| match kind {
+            ClientRequest::Elicitation => info.capabilities.elicitation.is_some(),
+            #[allow(deprecated)] // sampling: see the imports
+            ClientRequest::Sampling => info.capabilities.sampling.is_some(),
+        });
+        if !declared {
+            return Err(format!(
+                "the client connected to the gateway does not support {kind}"
+            ));
+        }
+        let invalid =
+            |e: serde_json::Error| format!("the server's {kind} request is not valid: {e}");
+        let failed = |e: rmcp::ServiceError| format!("the client's {kind} failed: {e}");
+        let answer = match kind {
+            ClientRequest::Elicitation => serde_json::to_value(
+                peer.create_elicitation(serde_json::from_value(request).map_err(invalid)?)
+                    .await
+                    .map_err(failed)?,
+            ),
+            #[allow(deprecated)] // sampling: see the imports
+            ClientRequest::Sampling => serde_json::to_value(
+                peer.create_message(serde_json::from_value(request).map_err(invalid)?)
+                    .await
+                    .map_err(failed)?,
+            ),
+        };
+        answer.map_err(|e| e.to_string())
     }
 
     fn live_peers(&self) -> Vec<Peer<RoleServer>> {
@@ -194,6 +270,7 @@ struct InFlight<'a> {
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         lock(&self.shared.progress).remove(&self.id);
+        lock(&self.shared.forwarded).remove(&self.id);
         if !self.done {
             self.shared.host.cancel(self.id);
         }
@@ -341,6 +418,7 @@ impl ServerHandler for Gateway {
             Ok(HostAnswer::Done(result)) => Ok(CallToolResponse::Complete(result)),
             Ok(HostAnswer::Forward { server_id, tool }) => {
                 let progress = lock(&self.shared.progress).get(&id).cloned();
+                lock(&self.shared.forwarded).insert(id, (server_id.clone(), context.peer.clone()));
                 self.forward(&server_id, &tool, arguments, progress, context.ct.clone())
                     .await
                     .map(CallToolResponse::Complete)

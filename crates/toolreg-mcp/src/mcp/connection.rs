@@ -11,10 +11,13 @@ use futures::future::{BoxFuture, Shared, WeakShared};
 // the ones in use, still send it.
 #[allow(deprecated)]
 use rmcp::model::LoggingMessageNotificationParam;
+// Sampling too is deprecated for the 2026 protocol (SEP-2577); servers still ask for it.
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
     Implementation, ProgressNotificationParam, ProtocolVersion, Tool,
 };
+#[allow(deprecated)]
+use rmcp::model::{CreateMessageRequestParams, CreateMessageResult};
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -24,9 +27,9 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::ask::{AskHostHandle, apply_defaults};
 use super::auth::ServerAuth;
 use super::config::header_map;
-use super::elicit::{ElicitorHandle, apply_defaults};
 use super::events::{HubEventsHandle, ProgressRoutes};
 use super::http::{HubHttp, StandaloneStream};
 use super::process::{self, ChildProcess, StderrTail, StdoutNoise, describe_exit};
@@ -41,7 +44,8 @@ pub(crate) struct ConnectParams {
     pub client_version: String,
     pub max_message_bytes: usize,
     pub shutdown_grace: Duration,
-    pub elicitor: Option<ElicitorHandle>,
+    pub elicitor: Option<AskHostHandle>,
+    pub sampler: Option<AskHostHandle>,
     pub events: Option<HubEventsHandle>,
     pub stderr: Arc<StderrTail>,
     pub stdout_noise: Arc<StdoutNoise>,
@@ -150,12 +154,13 @@ impl ToolCache {
 }
 
 /// The rmcp client handler: it reacts to `notifications/tools/list_changed`, and hands a
-/// server's `elicitation/create` to the host's elicitor, if there is one.
+/// server's `elicitation/create` and `sampling/createMessage` to the host, if it answers them.
 pub(crate) struct HubClient {
     info: ClientConfig,
     tools: Arc<ToolCache>,
     server_id: String,
-    elicitor: Option<ElicitorHandle>,
+    elicitor: Option<AskHostHandle>,
+    sampler: Option<AskHostHandle>,
     events: Option<HubEventsHandle>,
     progress: Arc<ProgressRoutes>,
 }
@@ -198,28 +203,63 @@ impl ClientHandler for HubClient {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, rmcp::ErrorData> {
-        let internal = |message: String| rmcp::ErrorData::internal_error(message, None);
-        // Without a host to ask, the capability was not declared: the request is one this
-        // client does not handle, not a user's refusal.
-        let Some(elicitor) = &self.elicitor else {
-            return Err(rmcp::ErrorData::new(
-                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                "this client does not support elicitation",
-                None,
-            ));
-        };
-        let mut request = serde_json::to_value(&request).map_err(|e| internal(e.to_string()))?;
-        let schema = request.get("requestedSchema").cloned();
-        if let Some(params) = request.as_object_mut() {
-            params.insert("serverId".to_owned(), Value::String(self.server_id.clone()));
-        }
-        let mut answer = elicitor.0.elicit(request).await.map_err(internal)?;
+        let schema = serde_json::to_value(&request)
+            .ok()
+            .and_then(|r| r.get("requestedSchema").cloned());
+        let mut answer = self.ask(&self.elicitor, "elicitation", request).await?;
         if let Some(schema) = schema {
             apply_defaults(&mut answer, &schema);
         }
-        serde_json::from_value(answer)
-            .map_err(|e| internal(format!("the host's elicitation answer is not valid: {e}")))
+        parse_answer(answer, "elicitation")
     }
+
+    #[allow(deprecated)] // sampling: see the imports
+    async fn create_message(
+        &self,
+        request: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, rmcp::ErrorData> {
+        let answer = self.ask(&self.sampler, "sampling", request).await?;
+        parse_answer(answer, "sampling")
+    }
+}
+
+impl HubClient {
+    /// Hands a server's request to the host as JSON with `serverId` added.
+    async fn ask(
+        &self,
+        host: &Option<AskHostHandle>,
+        kind: &str,
+        request: impl serde::Serialize,
+    ) -> Result<Value, rmcp::ErrorData> {
+        // Without a host to ask, the capability was not declared: the request is one this
+        // client does not handle, not a user's refusal.
+        let Some(host) = host else {
+            return Err(rmcp::ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("this client does not support {kind}"),
+                None,
+            ));
+        };
+        let mut request = serde_json::to_value(&request)
+            .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))?;
+        if let Some(params) = request.as_object_mut() {
+            params.insert("serverId".to_owned(), Value::String(self.server_id.clone()));
+        }
+        host.0
+            .ask(request)
+            .await
+            .map_err(|e| rmcp::ErrorData::internal_error(e, None))
+    }
+}
+
+fn parse_answer<T: serde::de::DeserializeOwned>(
+    answer: Value,
+    kind: &str,
+) -> Result<T, rmcp::ErrorData> {
+    serde_json::from_value(answer).map_err(|e| {
+        rmcp::ErrorData::internal_error(format!("the host's {kind} answer is not valid: {e}"), None)
+    })
 }
 
 pub(crate) type Running = RunningService<RoleClient, HubClient>;
@@ -356,6 +396,9 @@ pub(crate) async fn connect(
         elicitation.form = Some(Default::default());
         capabilities.elicitation = Some(elicitation);
     }
+    if p.sampler.is_some() {
+        capabilities.sampling = Some(Default::default());
+    }
     let handler = HubClient {
         info: ClientConfig::new(
             capabilities,
@@ -367,6 +410,7 @@ pub(crate) async fn connect(
         tools: tools.clone(),
         server_id: p.config.id().to_owned(),
         elicitor: p.elicitor.clone(),
+        sampler: p.sampler.clone(),
         events: p.events.clone(),
         progress: progress.clone(),
     };

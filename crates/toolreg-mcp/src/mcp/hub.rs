@@ -34,7 +34,7 @@ use super::connection::{self, ConnectFailure, ConnectParams, Connection, Listed}
 use super::events::{HubEventsHandle, ProgressSink};
 use super::process::{StderrTail, StdoutNoise};
 use super::wire_id::{build_mcp_tool_wire_id, server_segment, wire_id_server_segment};
-use super::{ElicitorHandle, McpError, ServerConfig};
+use super::{AskHostHandle, McpError, ServerConfig};
 
 /// Tunables; `HubOptions::default()` suits a desktop app.
 #[derive(Debug, Clone)]
@@ -59,7 +59,10 @@ pub struct HubOptions {
     pub reconnect_backoff: Duration,
     /// Answers servers' `elicitation/create`; without it the hub declares no elicitation
     /// capability.
-    pub elicitor: Option<ElicitorHandle>,
+    pub elicitor: Option<AskHostHandle>,
+    /// Answers servers' `sampling/createMessage`; without it the hub declares no sampling
+    /// capability.
+    pub sampler: Option<AskHostHandle>,
     /// Hears servers' list changes and log messages.
     pub events: Option<HubEventsHandle>,
     /// OAuth for remote servers: how to ask the user, where tokens are kept.
@@ -79,6 +82,7 @@ impl Default for HubOptions {
             shutdown_grace: Duration::from_secs(2),
             reconnect_backoff: Duration::from_secs(1),
             elicitor: None,
+            sampler: None,
             events: None,
             auth: AuthOptions::default(),
         }
@@ -551,6 +555,7 @@ impl McpHub {
             max_message_bytes: self.inner.opts.max_message_bytes,
             shutdown_grace: self.inner.opts.shutdown_grace,
             elicitor: self.inner.opts.elicitor.clone(),
+            sampler: self.inner.opts.sampler.clone(),
             events: self.inner.opts.events.clone(),
             stderr: slot.stderr.clone(),
             stdout_noise: slot.stdout_noise.clone(),

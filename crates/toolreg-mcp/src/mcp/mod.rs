@@ -7,7 +7,8 @@
 //! One concern per file:
 //! - [`config`]: the server configuration accepted from JS (`{ type: "stdio" | ... }`).
 //! - [`error`]: [`McpError`] with stable `TOOLREG_MCP_*` codes.
-//! - [`elicit`]: a server asking the user for input, answered by the host.
+//! - [`ask`]: a server asking the user (elicitation) or the host's model (sampling), answered by
+//!   the host.
 //! - [`events`]: list changes, log messages and progress, passed on to the host.
 //! - [`auth`]: OAuth 2.1 for remote servers (rmcp's flows; the host's browser step and store).
 //! - [`hub`]: lazy connect, reconnect, tool-list cache, timeouts, cancellation, status, close.
@@ -17,10 +18,10 @@
 //! - `sse`: the MCP 2024-11-05 HTTP+SSE client transport that rmcp no longer ships.
 //! - [`wire_id`]: provider-safe tool names (`mcp__<server>__<tool>_<digest>`).
 
+pub mod ask;
 pub mod auth;
 pub mod config;
 mod connection;
-pub mod elicit;
 pub mod error;
 pub mod events;
 mod http;
@@ -29,12 +30,12 @@ mod process;
 mod sse;
 pub mod wire_id;
 
+pub use ask::{AskFuture, AskHost, AskHostHandle};
 pub use auth::{
     AuthOptions, AuthorizationPrompt, Authorizer, OAuthSettings, StoredTokenInfo, TokenStore,
     describe_stored_token,
 };
 pub use config::ServerConfig;
-pub use elicit::{ElicitFuture, Elicitor, ElicitorHandle};
 pub use error::McpError;
 pub use events::{HubEvents, HubEventsHandle, ProgressSink};
 pub use hub::{ConnectionState, HubOptions, McpHub, ServerStatus};

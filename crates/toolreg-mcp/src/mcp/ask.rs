@@ -1,6 +1,8 @@
-//! Elicitation: a server asks the user for input in the middle of a request. The host answers
-//! through an [`Elicitor`]; a hub without one declares no elicitation capability, so servers do
-//! not ask.
+//! Requests a server sends its client that only the host can answer, in the middle of a
+//! request of its own: elicitation (`elicitation/create`, ask the user) and sampling
+//! (`sampling/createMessage`, ask the host's model). The host answers each kind through an
+//! [`AskHost`]; a hub without one for a kind declares no capability for it, so servers do not
+//! ask.
 
 use std::fmt;
 use std::future::Future;
@@ -9,22 +11,23 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-/// The host's answer to an `elicitation/create`: the result as JSON (`{ action, content? }`),
-/// or why it could not answer.
-pub type ElicitFuture = Pin<Box<dyn Future<Output = Result<Value, String>> + Send>>;
+/// The host's answer: the result as JSON (an elicitation's `{ action, content? }`, a sampling's
+/// `{ role, content, model, stopReason? }`), or why it could not answer.
+pub type AskFuture = Pin<Box<dyn Future<Output = Result<Value, String>> + Send>>;
 
-/// Asks the user. `request` is the request's params as JSON with `serverId` added.
-pub trait Elicitor: Send + Sync {
-    fn elicit(&self, request: Value) -> ElicitFuture;
+/// Answers one kind of server request. `request` is the request's params as JSON with
+/// `serverId` added.
+pub trait AskHost: Send + Sync {
+    fn ask(&self, request: Value) -> AskFuture;
 }
 
-/// A shared [`Elicitor`], printable in options.
+/// A shared [`AskHost`], printable in options.
 #[derive(Clone)]
-pub struct ElicitorHandle(pub Arc<dyn Elicitor>);
+pub struct AskHostHandle(pub Arc<dyn AskHost>);
 
-impl fmt::Debug for ElicitorHandle {
+impl fmt::Debug for AskHostHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Elicitor")
+        f.write_str("AskHost")
     }
 }
 

@@ -1,0 +1,87 @@
+// Servers asking their client, through McpHub against our rmcp test server over stdio.
+// Elicitation: its `ask` tool sends `elicitation/create` for { name (default "Ada"), age
+// (default 36) } and returns the answer it got as text. Sampling: in its conformance mode,
+// `test_sampling {prompt}` sends `sampling/createMessage` and answers "LLM response: <text>".
+import { afterEach, describe, expect, it } from 'vitest'
+import { McpHub } from '../index.js'
+import { testServer } from './mcpServers.mjs'
+
+let hub
+afterEach(() => hub?.close())
+
+async function ask(onElicitation) {
+  hub = new McpHub({ servers: [testServer('t')], ...(onElicitation && { onElicitation }) })
+  const result = await hub.callTool('t', 'ask', {}, { timeoutMs: 20_000 })
+  return result.content[0].text
+}
+
+describe('McpHub elicitation', () => {
+  it("hands the server's question to onElicitation and fills in the defaults the answer left out", async () => {
+    const asked = []
+    const answer = await ask(async (request) => {
+      asked.push(request)
+      return { action: 'accept', content: { age: 41 } }
+    })
+    expect(JSON.parse(answer)).toEqual({ action: 'accept', content: { age: 41, name: 'Ada' } })
+    expect(asked).toHaveLength(1)
+    expect(asked[0]).toMatchObject({ serverId: 't', message: 'Who are you?', requestedSchema: { type: 'object' } })
+  })
+
+  it('passes a decline through unchanged', async () => {
+    expect(JSON.parse(await ask(() => ({ action: 'decline' })))).toEqual({ action: 'decline' })
+  })
+
+  it('without onElicitation declares no capability, so the server cannot ask', async () => {
+    const answer = await ask()
+    expect(answer).toMatch(/^elicitation failed/)
+  })
+
+  it('a failing onElicitation fails that request at the server, and the hub carries on', async () => {
+    const answer = await ask(async () => {
+      throw new Error('dialog crashed')
+    })
+    expect(answer).toMatch(/^elicitation failed: .*dialog crashed/)
+    const echoed = await hub.callTool('t', 'echo', { text: 'still here' })
+    expect(echoed.content[0].text).toBe('still here')
+  })
+
+  it('refuses an onElicitation that is not a function', () => {
+    expect(() => new McpHub({ onElicitation: 'yes' })).toThrow(/onElicitation/)
+  })
+})
+
+describe('McpHub sampling', () => {
+  async function sample(onSampling) {
+    hub = new McpHub({ servers: [testServer('c', ['--conformance'])], ...(onSampling && { onSampling }) })
+    return hub.callTool('c', 'test_sampling', { prompt: 'Name a colour' }, { timeoutMs: 20_000 })
+  }
+
+  it("hands the server's request to onSampling and returns the host model's answer to it", async () => {
+    const asked = []
+    const result = await sample(async (request) => {
+      asked.push(request)
+      return { role: 'assistant', content: { type: 'text', text: 'teal' }, model: 'host-model', stopReason: 'endTurn' }
+    })
+    expect(result.isError).not.toBe(true)
+    expect(result.content[0].text).toBe('LLM response: teal')
+    expect(asked).toEqual([
+      expect.objectContaining({ serverId: 'c', maxTokens: 100, messages: [{ role: 'user', content: { type: 'text', text: 'Name a colour' } }] }),
+    ])
+  })
+
+  it('without onSampling declares no capability, so the server cannot ask', async () => {
+    const result = await sample()
+    expect(result.content[0].text).toMatch(/^sampling failed/)
+  })
+
+  it('an answer that is not a sampling result fails that request at the server, naming why', async () => {
+    const result = await sample(() => ({ text: 'no role, no model' }))
+    expect(result.content[0].text).toMatch(/^sampling failed: .*sampling answer is not valid/)
+    const again = await hub.callTool('c', 'test_simple_text', {})
+    expect(again.content[0].text).toBe('This is a simple text response for testing.')
+  })
+
+  it('refuses an onSampling that is not a function', () => {
+    expect(() => new McpHub({ onSampling: {} })).toThrow(/onSampling/)
+  })
+})
