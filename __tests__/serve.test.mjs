@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { bin, cliEnv, writeConfig } from './cliRun.mjs'
+import { bin, cliEnv, root, writeConfig } from './cliRun.mjs'
 import { processGone, referenceServer, testServer } from './mcpServers.mjs'
 import { createRequire } from 'node:module'
 
@@ -269,13 +269,17 @@ function startHttp(args) {
   })
 }
 
-/** A raw POST of `initialize`, with headers fetch() would not let us set (Host). */
-function rawInitialize(url, headers) {
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+/**
+ * A raw POST of `initialize`, with headers fetch() would not let us set (Host): its HTTP status,
+ * or with `answer` the body as text.
+ */
+function rawInitialize(url, headers, { protocolVersion = '2025-06-18', answer = false } = {}) {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
   return new Promise((resolve, reject) => {
     const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } }, (res) => {
-      res.resume()
-      resolve(res.statusCode)
+      let text = ''
+      res.on('data', (d) => (text += d))
+      res.on('end', () => resolve(answer ? text : res.statusCode))
     })
     req.once('error', reject)
     req.end(body)
@@ -307,5 +311,57 @@ describe('toolreg serve over Streamable HTTP', () => {
     expect(new URL(url).hostname).toBe('127.0.0.1')
     expect(stderr()).toMatch(/warning: --no-auth/)
     expect(await rawInitialize(url, {})).toBe(200)
+    // The revisions clients use today are spoken as asked; a newer one gets the newest known.
+    for (const [asked, spoken] of [['2025-06-18', '2025-06-18'], ['2025-11-25', '2025-11-25'], ['2099-01-01', '2025-11-25']]) {
+      const answer = await rawInitialize(url, {}, { protocolVersion: asked, answer: true })
+      expect(/"protocolVersion":"([^"]+)"/.exec(answer)?.[1], asked).toBe(spoken)
+    }
   }, 60_000)
+})
+
+/** The MCP Inspector's CLI mode (@modelcontextprotocol/inspector 1.0.3, its launcher as published): one method per run, its JSON answer. */
+function inspector(args, extraEnv = {}) {
+  const launcher = join(root, 'node_modules', '@modelcontextprotocol', 'inspector', 'cli', 'build', 'cli.js')
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [launcher, '--cli', ...args], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    child.once('exit', (code) => {
+      const json = stdout.slice(stdout.indexOf('{'))
+      if (code !== 0) reject(new Error(`the inspector exited with ${code}: ${stdout}${stderr}`))
+      else resolve(JSON.parse(json))
+    })
+  })
+}
+
+describe('toolreg serve driven by the MCP Inspector CLI', () => {
+  const serverConfig = configOf(referenceServer('everything'), referenceServer('memory'))
+  const sum = buildMcpToolWireId({ serverId: 'everything', serverName: 'everything', toolName: 'get-sum' })
+  const call = (name, args) => ['--method', 'tools/call', '--tool-name', name, ...(args.length ? ['--tool-arg', ...args] : [])]
+
+  it('over stdio, from an Inspector config entry: lists, searches, inspects, and runs a server tool through tool_exec', async () => {
+    const inspectorConfig = writeConfig({
+      mcpServers: { toolreg: { command: process.execPath, args: [bin, 'serve', '--config', serverConfig, '--context-window', '8000', '--exec'], env } },
+    })
+    const viaInspector = (args) => inspector(['--config', inspectorConfig, '--server', 'toolreg', ...args])
+    const { tools } = await viaInspector(['--method', 'tools/list'])
+    expect(tools.slice(0, 4).map((t) => t.name)).toEqual(['tool_search', 'tool_inspect', 'tool_invoke', 'tool_exec'])
+    expect(textOf(await viaInspector(call('tool_search', ['query=add two numbers'])))).toContain(sum)
+    expect(textOf(await viaInspector(call('tool_inspect', [`name=${sum}`])))).toMatch(/@param \{number\} params\.b/)
+    const exec = await viaInspector(call('tool_exec', [`code=return await tools['${sum}']({ a: 20, b: 22 })`]))
+    expect(exec.isError).toBe(false)
+    expect(textOf(exec)).toMatch(/The sum of 20 and 22 is 42\./)
+  }, 90_000)
+
+  it('over Streamable HTTP with the bearer token: inspect, then invoke, in separate sessions of one gateway', async () => {
+    const { url, token } = await startHttp(['--config', serverConfig, '--context-window', '8000'])
+    const viaInspector = (args) => inspector([url, '--transport', 'http', '--header', `Authorization: Bearer ${token}`, ...args])
+    expect((await viaInspector(['--method', 'tools/list'])).tools.map((t) => t.name)).toContain('tool_invoke')
+    await viaInspector(call('tool_inspect', [`name=${sum}`]))
+    const invoked = await viaInspector(call('tool_invoke', [`name=${sum}`, 'params={"a":2,"b":40}']))
+    expect(invoked).toMatchObject({ content: [{ type: 'text', text: 'The sum of 2 and 40 is 42.' }], isError: false })
+    await expect(inspector([url, '--transport', 'http', '--method', 'tools/list'])).rejects.toThrow(/invalid_token/)
+  }, 90_000)
 })
