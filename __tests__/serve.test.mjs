@@ -241,6 +241,32 @@ describe('toolreg serve: approval, profiles, faults and shutdown', () => {
     expect(textOf(refused)).toMatch(/does not support sampling/)
   }, 60_000)
 
+  it('never fronts itself: its own entry in the config is left out, and a gateway a wrapper starts below it refuses to run', async () => {
+    const live = testServer('live')
+    const file = writeConfig({
+      mcpServers: {
+        toolreg: { command: 'npx', args: ['-y', 'toolreg', 'serve', '--model', 'claude-sonnet-4'] },
+        // The same, hidden in a shell command line: only the environment tells.
+        wrapped: { command: '/bin/sh', args: ['-c', `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} serve`] },
+        live: { command: live.command, args: live.args },
+      },
+    })
+    const child = spawn(process.execPath, [bin, 'serve', '--config', file, '--timeout', '20000'], { env, stdio: ['pipe', 'pipe', 'pipe'] })
+    closing.push(() => child.kill('SIGTERM'))
+    let stderr = ''
+    await new Promise((resolve, reject) => {
+      child.stderr.on('data', (d) => {
+        stderr += d
+        if (/serving MCP on stdio/.test(stderr)) resolve()
+      })
+      child.once('exit', (code) => reject(new Error(`exited with ${code}: ${stderr}`)))
+    })
+    expect(stderr).toMatch(/leaving out toolreg: it runs toolreg serve itself/)
+    expect(stderr).toMatch(/warning: wrapped is left out: [^\n]*stderr: toolreg serve was started by another toolreg serve/)
+    expect(stderr).toMatch(/toolreg serve: \d+ tools from 1 of 2 servers/)
+    child.kill('SIGTERM')
+  }, 60_000)
+
   for (const signal of ['SIGINT', 'SIGTERM']) {
     it(`leaves no server process behind on ${signal}`, async () => {
       const { client, transport } = await stdioClient(['--config', configOf(testServer('pids'))])

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import pc from 'picocolors'
 import { DEFAULT_TIMEOUT_MS, PACKAGE_RUNNER_TIMEOUT_MS, openSession, resolveSource, trackOpen } from './session.mjs'
-import { createGateway, serveToken } from './serve.mjs'
+import { SERVE_ACTIVE_ENV, createGateway, serveToken, withoutSelf } from './serve.mjs'
 import { applyProfile, needsApprovalBySettings } from './profiles.mjs'
 import { readCachedTools } from './cache.mjs'
 import { createProgress } from './progress.mjs'
@@ -265,11 +265,19 @@ export function createProgram({ open = openSession } = {}) {
     .addHelpText('after', examples('toolreg serve --model claude-sonnet-4', 'toolreg serve --http 3939 --exec', 'toolreg serve --profile cursor', 'TOOLREG_SERVE_TOKEN=secret toolreg serve --http 3939 --config ~/.cursor/mcp.json'))
     .action(async (opts) => {
       if (opts.stdio && opts.http !== undefined) throw new CliError('Pick one of --stdio and --http.', EXIT.USAGE)
+      // A server started by a gateway that runs a gateway again: the config lists toolreg itself
+      // in a form withoutSelf does not recognise (a wrapper script, say).
+      if (process.env[SERVE_ACTIVE_ENV]) {
+        throw new CliError('toolreg serve was started by another toolreg serve: the config it reads lists toolreg itself. Remove that entry, or give serve the config of the servers to front with --config FILE.', EXIT.USAGE)
+      }
+      process.env[SERVE_ACTIVE_ENV] = '1'
       const window = windowOf(opts)
       const source = resolveSource({ config: opts.config, demo: opts.demo })
       announce(source, { always: true })
       const say = (line) => process.stderr.write(`${line}\n`)
-      const profile = applyProfile(source.servers, source.settings, opts.profile)
+      const fronted = withoutSelf(source.servers)
+      for (const id of fronted.selves) say(`leaving out ${id}: it runs toolreg serve itself`)
+      const profile = applyProfile(fronted.servers, source.settings, opts.profile)
       const served = await createGateway(profile.servers, {
         contextWindow: window.contextWindow ?? window.modelWindow,
         exec: opts.exec,

@@ -212,6 +212,22 @@ export async function createGateway(servers, { contextWindow, exec = false, time
   }
 }
 
+/** Set in the environment of `toolreg serve` and so of every server it starts. */
+export const SERVE_ACTIVE_ENV = 'TOOLREG_SERVE_ACTIVE'
+
+/**
+ * The servers a gateway fronts, without entries that run `toolreg serve` itself: a client's
+ * config that lists the gateway is the one `serve` finds by default, and fronting itself would
+ * start gateway after gateway. `{ servers, selves: [id] }`.
+ */
+export function withoutSelf(servers) {
+  const runsGateway = ({ config }) => {
+    const words = [config.command ?? '', ...(config.args ?? [])]
+    return words.some((w) => /(^|[\\/@])toolreg(\.mjs|@[^/\\\s]*)?$/.test(w)) && words.includes('serve')
+  }
+  return { servers: servers.filter((s) => !runsGateway(s)), selves: servers.filter(runsGateway).map((s) => s.config.id) }
+}
+
 /** A bearer token for HTTP mode: TOOLREG_SERVE_TOKEN, else 32 random bytes. */
 export function serveToken(env = process.env) {
   return env.TOOLREG_SERVE_TOKEN || randomBytes(32).toString('base64url')
