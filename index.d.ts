@@ -585,6 +585,16 @@ export interface ToolRegistryOptions {
    * worker pool. Not combinable with `embed` / `embeddingModel`.
    */
   builtinEmbeddings?: boolean
+  /**
+   * A second stage for `searchAsync`, `rank` and the meta-tools (not the sync `search`): the
+   * host's reranker (a Cohere, Jina or BGE reranker, a cross-encoder, ...) scores the first
+   * stage's top `rerankTopK` candidates for the query, higher is better, one finite number per
+   * candidate in order. A reranker that throws or answers otherwise is warned about and the
+   * first-stage order stands.
+   */
+  rerank?: (query: string, candidates: Array<{ name: string; text: string }>) => Promise<number[]>
+  /** How many first-stage hits the reranker scores per query (default 20, at most 1000). */
+  rerankTopK?: number
 }
 
 export interface EmbeddingStats {

@@ -117,6 +117,14 @@ function recordOf(entry) {
 }
 
 const WIRE_NAME = /^[A-Za-z0-9_.-]{1,128}$/
+/** Candidates a host reranker scores per query unless `rerankTopK` says otherwise. */
+const DEFAULT_RERANK_TOP_K = 20
+
+/** What a reranker reads of a tool: its name with the words split out, and its description. */
+function rerankTextOf(name, description) {
+  const words = name.replace(/^mcp__[^_]+(?:_[^_]+)*?__/, '').replace(/_[0-9a-f]{10}$/, '').replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/[_.-]+/g, ' ')
+  return description ? `${words}: ${description}` : words
+}
 /** The last throwaway index of unregistered candidates: a conversation offers the same set each step. */
 let descriptionIndex = { key: undefined, index: undefined }
 
@@ -167,6 +175,9 @@ class ToolRegistry {
   #queryVectors = new Map()
   /** Whether `#embed` is the built-in static table (which the native search also runs). */
   #builtin = false
+  /** The host's reranker over the first stage's top `#rerankTopK`, or null. */
+  #rerank = null
+  #rerankTopK = DEFAULT_RERANK_TOP_K
 
   /**
    * @param {{
@@ -213,6 +224,15 @@ class ToolRegistry {
       this.#native.enableEmbeddings()
     }
     if (embedBatchSize) this.#embedBatchSize = embedBatchSize
+    const { rerank, rerankTopK } = options
+    if (rerank !== undefined && typeof rerank !== 'function') {
+      throw invalidArgument('rerank', `expected a function (query, candidates: { name, text }[]) => Promise<number[]>, got ${typeof rerank}`)
+    }
+    if (rerankTopK !== undefined && !(Number.isInteger(rerankTopK) && rerankTopK > 0 && rerankTopK <= 1000)) {
+      throw invalidArgument('rerankTopK', `expected a whole number from 1 to 1000, got ${String(rerankTopK)}`)
+    }
+    this.#rerank = rerank ?? null
+    if (rerankTopK) this.#rerankTopK = rerankTopK
   }
 
   register(entry) {
@@ -395,7 +415,44 @@ class ToolRegistry {
     })
   }
 
+  /**
+   * The ranked hits behind `searchAsync`, `rank` and the meta-tools: the word (or hybrid) first
+   * stage, then the host's reranker over its top `rerankTopK` when there is one. `select:`,
+   * regex and empty queries are not reranked.
+   */
   async #searchHits(query, nativeOpts, nameSet) {
+    const q = query.trim()
+    const reranks = this.#rerank !== null && q !== '' && !q.startsWith('select:') && (nativeOpts.mode ?? 'bm25') === 'bm25'
+    if (!reranks) return this.#firstStageHits(query, nativeOpts, nameSet)
+    const limit = nativeOpts.limit ?? 5
+    const hits = await this.#firstStageHits(query, { ...nativeOpts, limit: Math.max(limit, this.#rerankTopK) }, nameSet)
+    const head = hits.slice(0, this.#rerankTopK)
+    const scores = await this.#rerankScores(q, head)
+    if (!scores) return hits.slice(0, limit)
+    // Reranked hits carry the reranker's score; the ones past the top k keep their order after them.
+    const reranked = head.map((hit, i) => ({ name: hit.name, score: scores[i] })).sort((a, b) => b.score - a.score)
+    return [...reranked, ...hits.slice(this.#rerankTopK)].slice(0, limit)
+  }
+
+  /** The host reranker's scores for `hits`, or null (with a warning) when it fails or answers badly. */
+  async #rerankScores(query, hits) {
+    if (hits.length < 2) return null
+    const candidates = hits.map(({ name }) => ({ name, text: rerankTextOf(name, this.#records.get(name).entry.description) }))
+    let scores
+    try {
+      scores = await this.#rerank(query, candidates)
+    } catch (error) {
+      this.#logger.warn(`toolreg: rerank failed; using the first-stage ranking: ${error?.message ?? error}`)
+      return null
+    }
+    if (!Array.isArray(scores) || scores.length !== candidates.length || !scores.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+      this.#logger.warn(`toolreg: rerank must resolve to ${candidates.length} finite numbers, one per candidate in order; using the first-stage ranking`)
+      return null
+    }
+    return scores
+  }
+
+  async #firstStageHits(query, nativeOpts, nameSet) {
     const q = query.trim()
     const wantsVector = this.#embed && q !== '' && !q.startsWith('select:') && (nativeOpts.mode ?? 'bm25') === 'bm25'
     if (wantsVector && this.#native.embeddingStats.ready > 0) {
