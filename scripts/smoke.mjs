@@ -18,16 +18,24 @@ import { createRequire } from 'node:module'
 const require = createRequire(import.meta.url)
 const started = Date.now()
 const results = []
+/**
+ * Checks a lane knows to fail where it runs, by name, with the reason (JSON in
+ * TOOLREG_SMOKE_KNOWN_FAILURES; set by scripts/cross.mjs for an emulator's known difference). Such
+ * a check still runs: its failure is printed and counted as known, and a pass is reported too.
+ */
+const KNOWN = JSON.parse(process.env.TOOLREG_SMOKE_KNOWN_FAILURES || '{}')
 
 async function check(name, body) {
   const t0 = Date.now()
   try {
     const detail = await body()
     results.push({ name, ok: true })
-    console.log(`ok - ${name} (${Date.now() - t0} ms)${detail ? `: ${detail}` : ''}`)
+    const surprise = KNOWN[name] ? ` (listed as a known failure here, but passed: ${KNOWN[name]})` : ''
+    console.log(`ok - ${name} (${Date.now() - t0} ms)${detail ? `: ${detail}` : ''}${surprise}`)
   } catch (error) {
-    results.push({ name, ok: false })
-    console.log(`not ok - ${name} (${Date.now() - t0} ms): ${error?.stack ?? error}`)
+    results.push({ name, ok: false, known: Boolean(KNOWN[name]) })
+    const label = KNOWN[name] ? `known failure (${KNOWN[name]})` : 'not ok'
+    console.log(`${label} - ${name} (${Date.now() - t0} ms): ${error?.stack ?? error}`)
   }
 }
 
@@ -155,6 +163,28 @@ await check('tool_exec runs code in the sandbox process that calls a JS tool', a
   expectEqual(seen.length, 2, 'JS tool calls')
 })
 
+const MiB = 1024 * 1024
+const limited = createToolExecTool(new ToolRegistry({ logger: { warn() {} } }), { limits: { timeoutMs: 3000, memoryLimitBytes: 16 * MiB } })
+const run = (code) => limited.execute({ code }, { toolCallId: 'smoke-limits', messages: [] })
+const outcome = ({ errorCode, error }) => ({ errorCode, error })
+
+await check("tool_exec's time and memory limits end a loop and a memory bomb", async () => {
+  expectEqual(outcome(await run('while (true) {}')), { errorCode: 'TOOLREG_EXEC_LIMIT', error: 'timeoutMs exceeded (3000): the run took longer than 3000 ms' }, 'loop')
+  expectEqual(
+    outcome(await run('const a = []; for (;;) a.push(new Array(1e5).fill(1))')),
+    { errorCode: 'TOOLREG_EXEC_LIMIT', error: `memoryLimitBytes exceeded (${16 * MiB}): the code allocated more than ${16 * MiB} bytes` },
+    'memory bomb',
+  )
+  expectEqual(await run('return 1 + 2'), { result: 3 }, 'a run after those')
+})
+
+// The stack cap: a guard region on Unix; on Windows the system ends a process whose thread
+// overflows its stack (STATUS_STACK_OVERFLOW).
+await check("tool_exec's stack cap ends a stack bomb", async () => {
+  expectEqual(outcome(await run('const f = () => f(); try { f() } catch { return "caught" }')), { errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxStackSizeBytes exceeded (2097152): the code recursed too deep' }, 'stack bomb')
+  expectEqual(await run('return 1 + 2'), { result: 3 }, 'a run after it')
+})
+
 await check('McpHub calls a real stdio MCP server', async () => {
   const server = require.resolve('@modelcontextprotocol/server-everything/dist/index.js')
   const command = process.env.TOOLREG_SMOKE_MCP_NODE || process.execPath
@@ -172,7 +202,8 @@ await check('McpHub calls a real stdio MCP server', async () => {
   }
 })
 
-const failed = results.filter((r) => !r.ok).length
-console.log(`smoke: ${process.platform}-${process.arch} in ${Date.now() - started} ms`)
-console.log(`${results.length - failed} passed, ${failed} failed`)
+const failed = results.filter((r) => !r.ok && !r.known).length
+const known = results.filter((r) => !r.ok && r.known).length
+console.log(`smoke: ${process.platform}-${process.arch} in ${Date.now() - started} ms${known ? `; ${known} known failure(s), not counted` : ''}`)
+console.log(`${results.length - failed - known} passed, ${failed} failed`)
 process.exitCode = failed
