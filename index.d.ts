@@ -343,8 +343,50 @@ export declare function schemaToJSDoc(name: string, description: string, schema:
 
 export type McpServerConfig =
   | { id: string; name?: string; type: 'stdio'; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
-  | { id: string; name?: string; type: 'streamableHttp'; url: string; headers?: Record<string, string> }
-  | { id: string; name?: string; type: 'sse'; url: string; headers?: Record<string, string> }
+  | { id: string; name?: string; type: 'streamableHttp'; url: string; headers?: Record<string, string>; oauth?: McpOAuthClient }
+  | { id: string; name?: string; type: 'sse'; url: string; headers?: Record<string, string>; oauth?: McpOAuthClient }
+
+/** A client registered with the server's authorization server beforehand, and scopes to ask for. */
+export interface McpOAuthClient {
+  clientId?: string
+  clientSecret?: string
+  /** Replaces the scope choice (the challenge's `scope`, else the resource's `scopes_supported`). */
+  scopes?: string[]
+}
+
+/** OAuth 2.1 for remote servers that ask for it; see docs/api.md#oauth. */
+export interface McpAuthOptions {
+  /**
+   * Shows the authorization page; resolves to the URL the browser was redirected to (with
+   * `code` and `state`) or to the bare code. Without it, stored tokens are used but a server
+   * needing a new sign-in fails with `TOOLREG_MCP_AUTH_REQUIRED`.
+   */
+  onAuthorizationUrl?: (url: string, context: { serverId: string; redirectUri: string }) => string | Promise<string>
+  /** Required with `onAuthorizationUrl`: where the browser is sent back to. */
+  redirectUri?: string
+  /** Keeps tokens between runs. Values are opaque JSON strings holding secrets; the key is the server id. */
+  tokenStore?: {
+    get(key: string): string | null | undefined | Promise<string | null | undefined>
+    set(key: string, value: string): unknown
+    delete(key: string): unknown
+  }
+  /** `client_name` for dynamic client registration (default 'toolreg'). */
+  clientName?: string
+  /** An HTTPS Client ID Metadata Document URL, used when the authorization server supports them. */
+  clientMetadataUrl?: string
+  /** How long one sign-in may take in the browser (default 300000); not counted against call timeouts. */
+  timeoutMs?: number
+}
+
+/** What a stored token value holds, without its secrets. */
+export interface McpStoredTokenInfo {
+  resource: string
+  clientId: string
+  scopes: string[]
+  hasRefreshToken: boolean
+  /** Seconds since the epoch, or null when the server gave no lifetime. */
+  expiresAt: number | null
+}
 
 /** A tool as the MCP server lists it (`tools/list`). */
 export interface McpTool {
@@ -430,12 +472,25 @@ export declare class McpHub implements McpToolHost {
      * elicitation capability, so servers do not ask.
      */
     onElicitation?: (request: McpElicitationRequest) => McpElicitationAnswer | Promise<McpElicitationAnswer>
+    /** OAuth for remote servers: how to ask the user, where tokens are kept. */
+    auth?: McpAuthOptions
+    /** A server's tool list changed (its `listTools` lists it anew). */
+    onToolsChanged?: (serverId: string) => void
+    /** A server's log message (`notifications/message`). */
+    onLog?: (message: { serverId: string; level: string; logger?: string; data: unknown }) => void
   })
+  /** A value of `auth.tokenStore` described without its secrets, or null when toolreg did not write it. */
+  static describeStoredToken(value: string | null | undefined): McpStoredTokenInfo | null
   addServer(config: McpServerConfig): void
   removeServer(id: string): Promise<boolean>
   readonly servers: Array<{ id: string; name: string; transport: string }>
   listTools(serverId: string, opts?: { timeoutMs?: number }): Promise<McpTool[]>
-  callTool(serverId: string, name: string, args?: Record<string, unknown>, opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<McpCallToolResult>
+  callTool(
+    serverId: string,
+    name: string,
+    args?: Record<string, unknown>,
+    opts?: { timeoutMs?: number; signal?: AbortSignal; onProgress?: (progress: { progress: number; total?: number; message?: string }) => void },
+  ): Promise<McpCallToolResult>
   status(): McpServerStatus[]
   serversForToolIds(toolIds: Iterable<string>): string[]
   close(): Promise<void>

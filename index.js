@@ -17,6 +17,7 @@ const {
   FALLBACK_CONTEXT_WINDOW,
   MIN_AUTO_DEFER_COUNT,
   META_TOOLS_OVERHEAD_TOKENS,
+  DEFERRED_OVERHEAD_BUDGET_TOKENS,
   STICKY_MARGIN,
 } = require('./js/defer')
 const { MetaToolName, isApprovalGated } = require('./js/meta/shared')
@@ -70,6 +71,7 @@ module.exports = {
   McpToolError,
   MIN_AUTO_DEFER_COUNT,
   META_TOOLS_OVERHEAD_TOKENS,
+  DEFERRED_OVERHEAD_BUDGET_TOKENS,
   DEFER_THRESHOLD_PCT,
   FALLBACK_CONTEXT_WINDOW,
   STICKY_MARGIN,

@@ -1,5 +1,5 @@
 // Real MCP servers for the tests: the official reference servers installed as devDependencies,
-// and our own rmcp test server (examples/mcp_test_server.rs, built by `cargo test`).
+// and our own rmcp test server (examples/mcp_test_server/, built by `cargo test`).
 import { existsSync, mkdtempSync } from 'node:fs'
 import { join } from 'node:path'
 import { tmpdir } from 'node:os'
@@ -27,7 +27,7 @@ export function referenceServer(kind, id = kind, name = kind) {
 const host = /^host: (.+)$/m.exec(execFileSync('rustc', ['-vV'], { encoding: 'utf8' }))[1]
 const testServerPath = new URL(`../target/${host}/debug/examples/mcp_test_server`, import.meta.url).pathname
 
-/** Our rmcp test server over stdio, with fault flags (see examples/mcp_test_server.rs). */
+/** Our rmcp test server over stdio, with fault flags (see examples/mcp_test_server/). */
 export function testServer(id, args = [], name = id) {
   if (!existsSync(testServerPath)) {
     throw new Error(`${testServerPath} is missing: run \`npm test\` (cargo test builds it) or \`node scripts/cargo.mjs build --example mcp_test_server\``)

@@ -102,6 +102,8 @@ describe('the packed package, installed offline without Rust', () => {
     const list = (file) => execFileSync('tar', ['tzf', join(dir, file)], { encoding: 'utf8' }).split('\n')
     const main = list(`toolreg-${pkg.version}.tgz`)
     for (const file of ['index.js', 'index.d.ts', 'binding.js', 'js/native.js', 'js/registry.js', 'js/defer.js']) expect(main).toContain(`package/${file}`)
+    // The built-in embeddings ship once, in the main package, for every platform's addon.
+    for (const file of ['vocab.txt', 'table.q4', 'scales.f32', 'weights.f32']) expect(main).toContain(`package/assets/static-embeddings/${file}`)
     expect(main.some((f) => f.endsWith('.node'))).toBe(false)
     expect(main.some((f) => f.includes('__tests__') || f.startsWith('package/src/'))).toBe(false)
     const platform = list(`${platformPkg.name}-${pkg.version}.tgz`)
@@ -135,6 +137,16 @@ createToolExecTool(registry).execute({ code: 'return await tools.add({ a: 2, b: 
       const out = JSON.parse(execFileSync(process.execPath, [file], { cwd: app, env, encoding: 'utf8' }))
       expect(out).toEqual({ reason: 'auto_pool_deferred', names: ['tool_inspect', 'tool_invoke', 'tool_search'], hasSection: true, first: 'search_topic_5' })
     }
+    // Hybrid search with the built-in embeddings, read from the installed main package.
+    const hybrid = `const { ToolRegistry } = require('toolreg')
+      const { tool, jsonSchema } = require('ai')
+      const registry = new ToolRegistry({ builtinEmbeddings: true })
+      for (const [name, description] of [['send_mail', 'Send an email message'], ['read_file', 'Read a text file from disk']]) {
+        registry.register({ name, namespace: 'x', description, defer: 'auto', tool: tool({ description, inputSchema: jsonSchema({ type: 'object' }) }) })
+      }
+      // No word in common with the answer: only the embeddings can find it.
+      registry.embeddingsReady().then(() => registry.searchAsync('write a letter to a colleague', { limit: 1 })).then((hits) => console.log(hits[0]?.name))`
+    expect(execFileSync(process.execPath, ['-e', hybrid], { cwd: app, env, encoding: 'utf8' }).trim()).toBe('send_mail')
   }, 180_000)
 
   it('without its platform package, says what to install', () => {

@@ -7,6 +7,7 @@ import {
   META_TOOLS_OVERHEAD_TOKENS,
   DEFER_THRESHOLD_PCT,
   FALLBACK_CONTEXT_WINDOW,
+  DEFERRED_OVERHEAD_BUDGET_TOKENS,
 } from '../index.js'
 import { metaToolsOverhead } from '../js/defer.js'
 import { entry, heavyEntry, simpleTool } from './helpers.mjs'
@@ -136,5 +137,53 @@ describe('buildDeferredToolsSection', () => {
     expect(section).toContain('NOT web search')
     expect(section).toContain('<namespace name="mcp:gmail" count="2"/>\n  <namespace name="web" count="1"/>')
     expect(section).not.toContain('mcp__g__a')
+  })
+})
+
+describe('the deferred-tools section at catalog scale', () => {
+  /** 3,470 tools in 388 namespaces of uneven sizes, the shape of a large MCP catalog. */
+  function bigCatalog() {
+    const sizes = Array.from({ length: 388 }, (_, n) => 1 + Math.floor(400 / (n + 1)) + (n % 5))
+    sizes[0] -= sizes.reduce((sum, size) => sum + size, 0) - 3470
+    return sizes.flatMap((size, n) => Array.from({ length: size }, (_, i) => ({ name: `t${n}_${i}`, namespace: `mcp:server-${String(n).padStart(3, '0')}` })))
+  }
+  const namespacesIn = (section) => [...section.matchAll(/<namespace name="([^"]+)" count="(\d+)"\/>/g)].map((m) => [m[1], Number(m[2])])
+
+  it('stays within the overhead budget with the meta-tools, naming the largest namespaces and counting the rest', () => {
+    const entries = bigCatalog()
+    expect([entries.length, new Set(entries.map((e) => e.namespace)).size]).toEqual([3470, 388])
+    const labels = new Set(entries.map((e) => e.namespace))
+    const section = buildDeferredToolsSection(entries)
+    expect(metaToolsOverhead(entries)).toBeLessThanOrEqual(DEFERRED_OVERHEAD_BUDGET_TOKENS)
+    // Everything listed costs several times the budget: the cut is real.
+    expect(metaToolsOverhead(entries, 'o200k_base', { overheadBudgetTokens: 1e9 })).toBeGreaterThan(3 * DEFERRED_OVERHEAD_BUDGET_TOKENS)
+    const listed = namespacesIn(section)
+    const more = /<more namespaces="(\d+)" tools="(\d+)">/.exec(section)
+    expect(Number(more[1])).toBe(labels.size - listed.length)
+    expect(Number(more[2]) + listed.reduce((sum, [, count]) => sum + count, 0)).toBe(entries.length)
+    // The largest namespaces are the ones listed, shown by name.
+    const smallestListed = Math.min(...listed.map(([, count]) => count))
+    const counts = new Map()
+    for (const e of entries) counts.set(e.namespace, (counts.get(e.namespace) ?? 0) + 1)
+    const unlisted = [...counts].filter(([label]) => !listed.some(([l]) => l === label))
+    expect(Math.max(...unlisted.map(([, count]) => count))).toBeLessThanOrEqual(smallestListed)
+    expect(listed.map(([label]) => label)).toEqual(listed.map(([label]) => label).sort())
+    // The same catalog in another order gives the very same text (prompt caches rely on it).
+    expect(buildDeferredToolsSection([...entries].reverse())).toBe(section)
+  })
+
+  it('lists every namespace while they fit, and takes a budget of its own', () => {
+    const entries = bigCatalog().filter((e) => e.name.endsWith('_0')).slice(0, 40)
+    expect(buildDeferredToolsSection(entries)).not.toContain('<more ')
+    const tight = buildDeferredToolsSection(entries, { overheadBudgetTokens: META_TOOLS_OVERHEAD_TOKENS + 20 })
+    expect(tight).toContain('<more ')
+    expect(() => buildDeferredToolsSection(entries, { overheadBudgetTokens: 0 })).toThrow(/overheadBudgetTokens/)
+  })
+
+  it('makes the defer decision with the budgeted overhead', async () => {
+    const entries = bigCatalog().map((e) => entry(e.name, { namespace: e.namespace }))
+    const decision = await shouldDefer(entries, 32_000)
+    expect(decision.overheadTokens).toBeLessThanOrEqual(DEFERRED_OVERHEAD_BUDGET_TOKENS)
+    expect(decision.deferredNames.size).toBe(entries.length)
   })
 })

@@ -31,7 +31,7 @@ export const SCRIPTS = [
   ['3 calls', 'const r = await parallel(tools.echo({ i: 1 }), tools.echo({ i: 2 }), tools.echo({ i: 3 })); return r.length', 3],
   ['console', "for (let i = 0; i < 50; i++) console.log('line', i); return 'logged'", 'logged'],
   ['throw', "throw new Error('boom')", 'TOOLREG_EXEC_UNCAUGHT'],
-  ['memory bomb, caught', "try { const keep = []; for (let i = 0; ; i++) keep.push('x'.repeat(100000 + i)) } catch { return 'caught' }", 'memoryLimitBytes'],
+  ['memory bomb, caught', "try { const keep = []; for (let i = 0; ; i++) keep.push('x'.repeat(1000000 + i)) } catch { return 'caught' }", 'memoryLimitBytes'],
   ['stack bomb, caught', "const f = () => f(); try { f() } catch { return 'caught' }", 'maxStackSizeBytes'],
   ['loop', 'for (;;) {}', 'timeoutMs'],
   ['long needle (killed)', "const h = 'a'.repeat(1e6); return h.indexOf('a'.repeat(5e5) + 'b')", 'timeoutMs'],

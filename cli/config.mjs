@@ -161,7 +161,12 @@ function serverConfig(id, raw, ctx) {
   const type = raw.type === undefined ? 'streamableHttp' : HTTP_TYPES[raw.type]
   if (!type) throw new ConfigError(ctx.file, `${ctx.key}.type`, `${JSON.stringify(raw.type)} is not one of ${Object.keys(HTTP_TYPES).join(', ')}`)
   const config = { id, name, type, url, headers: stringMap(raw, 'headers', ctx) ?? {} }
-  return { config, key: ctx.key, display: `${type} ${url}` }
+  // Claude Code's `oauth`: a pre-registered client, and the loopback port it was registered with.
+  const oauth = isPlainObject(raw.oauth) ? raw.oauth : {}
+  const clientId = stringField(oauth, 'clientId', { ...ctx, key: `${ctx.key}.oauth` })
+  if (clientId) config.oauth = { clientId, ...(typeof oauth.clientSecret === 'string' && { clientSecret: oauth.clientSecret }) }
+  const callbackPort = Number.isInteger(oauth.callbackPort) ? oauth.callbackPort : undefined
+  return { config, key: ctx.key, display: `${type} ${url}`, callbackPort }
 }
 
 export function shellQuote(word) {

@@ -9,6 +9,7 @@ export const EXIT = Object.freeze({
   INVALID_PARAMS: 6,
   TOOL_FAILED: 7,
   NOT_APPROVED: 8,
+  AUTH: 9,
   INTERRUPTED: 130,
   TERMINATED: 143,
 })
@@ -23,6 +24,7 @@ export const EXIT_HELP = `Exit codes:
   6    call: the params are not valid JSON or do not match the tool's schema, and the local repair could not fix them (or fixed them in a way that needs --yes)
   7    call: the tool ran and failed (isError, or the server errored/timed out); exec: the code failed
   8    call: approval needed and not given (declined, or no terminal and no --yes)
+  9    auth login: the sign-in did not complete; auth status/logout: no such remote server
   130  interrupted (Ctrl-C); every server process is stopped first
   143  terminated (SIGTERM); likewise`
 

@@ -26,8 +26,11 @@ function htmlGist(text) {
  * `code`, `timeoutMs`, `stderrTail`, `runner`: started by a package runner). Every summary is one
  * sentence.
  */
-export function describeFailure({ transport, command, error, code, timeoutMs, stderrTail = '', runner = false }) {
+export function describeFailure({ id, transport, command, error, code, timeoutMs, stderrTail = '', runner = false }) {
   const url = transport === 'stdio' ? null : command.replace(/^\S+ /, '')
+  if (code === 'TOOLREG_MCP_AUTH_REQUIRED') {
+    return { summary: `${url} needs you to sign in`, hint: `run: toolreg auth login ${id}` }
+  }
   const timedOut = code === 'TOOLREG_MCP_TIMEOUT' || /timed out after/.test(error)
   if (timedOut) {
     const quiet = !stderrTail.trim()

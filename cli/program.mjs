@@ -5,7 +5,8 @@ import { resolve } from 'node:path'
 import { createRequire } from 'node:module'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import pc from 'picocolors'
-import { DEFAULT_TIMEOUT_MS, PACKAGE_RUNNER_TIMEOUT_MS, openSession } from './session.mjs'
+import { DEFAULT_TIMEOUT_MS, PACKAGE_RUNNER_TIMEOUT_MS, openSession, resolveSource, trackOpen } from './session.mjs'
+import { createGateway, serveToken } from './serve.mjs'
 import { readCachedTools } from './cache.mjs'
 import { createProgress } from './progress.mjs'
 import { audit, decisionsAt } from './audit.mjs'
@@ -14,6 +15,7 @@ import { searchTools, resolveTool, signatureOf, callTool, execCode, labelOf, spl
 import { buildReport } from './report.mjs'
 import { modelWindow, MODEL_WINDOWS } from './models.mjs'
 import { CliError, EXIT, EXIT_HELP } from './exitCodes.mjs'
+import { fileTokenStore, signIn, tokenStatus } from './auth.mjs'
 
 const require = createRequire(import.meta.url)
 const { McpHub } = require('../index.js')
@@ -59,7 +61,7 @@ async function withSession(open, opts, run, { plainProgress = false, start = 'al
   try {
     if (!quietFailures) {
       for (const failed of s.servers.filter((x) => x.status === 'failed')) {
-        const detail = opts.verbose ? `\n${formatFailure(failed, { verbose: true, indent: '  ' })}` : ' (--verbose for details)'
+        const detail = opts.verbose ? `\n${formatFailure(failed, { verbose: true, indent: '  ' })}` : `${failed.hint ? `; ${failed.hint}` : ''} (--verbose for details)`
         process.stderr.write(pc.yellow(`warning: ${failed.id} is left out: ${failed.summary}${detail}\n`))
       }
     }
@@ -245,6 +247,106 @@ export function createProgram({ open = openSession } = {}) {
       if (opts.json) printJson(summary)
       else console.log(`Wrote ${out} (${num(summary.bytes)} bytes): ${num(summary.tools)} tools on ${num(summary.servers)} servers. Open it in any browser; it needs no network.`)
       if (doc.summary.failedServers) outcome.exitCode = EXIT.SERVER_FAILED
+    })
+  command('serve')
+    .description('run one MCP server in front of your servers for any MCP client: tools that fit the context window stay inline under their own names, the rest behind tool_search / tool_inspect / tool_invoke (tool_exec with --exec); servers start when a call needs them')
+    .addOption(configOption())
+    .addOption(demoOption())
+    .option('--stdio', 'serve on stdin/stdout (the default)')
+    .option('--http <port>', 'serve Streamable HTTP at http://<host>:<port>/mcp (0: a free port)', (v) => (v === '0' ? 0 : positiveInt(v)))
+    .option('--host <address>', 'the address --http binds', '127.0.0.1')
+    .option('--no-auth', 'with --http, serve without the bearer token (local testing only)')
+    .addOption(windowOption())
+    .addOption(modelOption())
+    .option('--exec', 'add tool_exec (sandboxed JavaScript that calls tools)')
+    .addOption(timeoutOption())
+    .addHelpText('after', examples('toolreg serve --model claude-sonnet-4', 'toolreg serve --http 3939 --exec', 'TOOLREG_SERVE_TOKEN=secret toolreg serve --http 3939 --config ~/.cursor/mcp.json'))
+    .action(async (opts) => {
+      if (opts.stdio && opts.http !== undefined) throw new CliError('Pick one of --stdio and --http.', EXIT.USAGE)
+      const window = windowOf(opts)
+      const source = resolveSource({ config: opts.config, demo: opts.demo })
+      announce(source, { always: true })
+      const say = (line) => process.stderr.write(`${line}\n`)
+      const served = await createGateway(source.servers, { contextWindow: window.contextWindow ?? window.modelWindow, exec: opts.exec, timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS, log: say })
+      const untrack = trackOpen(served)
+      const { summary } = served
+      say(`toolreg serve: ${num(summary.tools)} tools from ${num(summary.servers - summary.failedServers)} of ${num(summary.servers)} servers; ${num(summary.inline)} inline, ${num(summary.deferred)} behind tool_search (${num(summary.listed)} tools listed)`)
+      try {
+        if (opts.http === undefined) {
+          say('serving MCP on stdio')
+          await served.gateway.serveStdio()
+          return
+        }
+        const token = opts.auth ? serveToken() : null
+        const port = await served.gateway.serveHttp(opts.host, opts.http, token)
+        say(`serving MCP at http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}/mcp`)
+        if (token) say(`every request needs the header  Authorization: Bearer ${token}`)
+        else say(pc.yellow('warning: --no-auth: any local process and any web page you visit can call these tools'))
+        // The listener lives in the addon, which holds no event-loop handle: this timer keeps
+        // the process up until SIGINT/SIGTERM closes the gateway and exits.
+        await new Promise(() => setInterval(() => {}, 2 ** 30))
+      } finally {
+        untrack()
+        await served.close()
+      }
+    })
+
+  const auth = program.command('auth').description('sign in to MCP servers that ask for OAuth (GitHub, Linear, Notion, Sentry, …); tokens are kept in a file only you can read')
+  usageErrors(auth, 'toolreg auth')
+  /** The remote server `id` of the config, or a usage error naming the ones there are. */
+  const remoteServer = (opts, id) => {
+    const source = resolveSource({ config: opts.config })
+    const remote = source.servers.filter((s) => s.config.type !== 'stdio')
+    const found = remote.find((s) => s.config.id === id)
+    if (found) return found
+    const known = remote.map((s) => s.config.id)
+    throw new CliError(`No remote MCP server ${JSON.stringify(id)} in ${source.files.join(', ') || 'the config'}${known.length ? `; remote servers: ${known.join(', ')}` : ' (it has no remote servers)'}.`, EXIT.AUTH)
+  }
+  auth
+    .command('login')
+    .description('open the server\'s sign-in page in your browser ($BROWSER if set; the URL is printed when none opens), wait on a loopback redirect, and store the token')
+    .argument('<server>', 'the server\'s id in the config')
+    .addOption(configOption())
+    .option('--port <n>', 'the loopback port to listen on (for a client registered with a fixed redirect URI); default: the config\'s oauth.callbackPort, else a free one', positiveInt)
+    .option('--timeout <ms>', 'how long to wait for the sign-in to finish', positiveInt, 300_000)
+    .addHelpText('after', examples('toolreg auth login github', 'BROWSER=firefox toolreg auth login linear --config ~/.cursor/mcp.json'))
+    .action(async (id, opts) => {
+      const server = remoteServer(opts, id)
+      const store = fileTokenStore()
+      let signedIn
+      try {
+        signedIn = await signIn(server.config, { store, timeoutMs: opts.timeout, port: opts.port ?? server.callbackPort })
+      } catch (error) {
+        throw new CliError(`Sign-in to ${id} did not complete: ${error.message}`, EXIT.AUTH)
+      }
+      console.log(signedIn.askedToSignIn ? `Signed in to ${id}: ${num(signedIn.tools)} tools. The token is stored in ${store.file}.` : `${id} did not ask for a sign-in (${num(signedIn.tools)} tools); nothing was stored.`)
+    })
+  auth
+    .command('logout')
+    .description('forget the stored token of a server (sign in again with auth login)')
+    .argument('<server>', 'the server\'s id in the config')
+    .addOption(configOption())
+    .action((id, opts) => {
+      remoteServer(opts, id)
+      console.log(fileTokenStore().delete(id) ? `Signed out of ${id}: its token was removed.` : `No token was stored for ${id}.`)
+    })
+  auth
+    .command('status')
+    .description('where you are signed in: each remote server of the config, its scopes and when its token expires (never the token itself)')
+    .argument('[server]', 'only this server')
+    .addOption(configOption())
+    .option('--json', 'print the list as JSON')
+    .action((id, opts) => {
+      const servers = id ? [remoteServer(opts, id)] : resolveSource({ config: opts.config }).servers.filter((s) => s.config.type !== 'stdio')
+      const store = fileTokenStore()
+      const rows = servers.map((s) => tokenStatus(s.config, store))
+      if (opts.json) return printJson(rows)
+      if (!rows.length) return console.log('The config has no remote servers.')
+      for (const r of rows) {
+        const expiry = r.expiresInSeconds == null ? '' : r.expiresInSeconds > 0 ? `, expires in ${Math.ceil(r.expiresInSeconds / 60)} min` : ', expired'
+        const detail = r.signedIn ? `signed in${r.scopes.length ? ` (scopes: ${r.scopes.join(' ')})` : ''}${expiry}${r.refreshable ? ', renews itself' : ''}` : r.staleFor ? `not signed in (the stored token is for ${r.staleFor})` : 'not signed in'
+        console.log(`${pc.bold(r.id)}  ${detail}`)
+      }
     })
   return { program, outcome }
 }

@@ -9,6 +9,7 @@ import { referenceServers } from './defaults.mjs'
 import { defaultCatalog, firstLine } from './catalog.mjs'
 import { readCachedTools, writeCachedTools } from './cache.mjs'
 import { describeFailure, isPackageRunner } from './failures.mjs'
+import { fileTokenStore } from './auth.mjs'
 import { CliError, EXIT } from './exitCodes.mjs'
 
 const require = createRequire(import.meta.url)
@@ -26,6 +27,12 @@ export const PACKAGE_RUNNER_TIMEOUT_MS = 180_000
 
 /** Sessions not yet closed; SIGINT closes them so no child process outlives the CLI. */
 const openSessions = new Set()
+
+/** Tracks something with `close()` (the gateway) like a session, until it is closed. */
+export function trackOpen(closable) {
+  openSessions.add(closable)
+  return () => openSessions.delete(closable)
+}
 
 export async function closeAllSessions() {
   await Promise.allSettled([...openSessions].map((s) => s.close()))
@@ -116,7 +123,9 @@ export async function openSession({ config, demo, onSource, timeoutMs, timeoutGi
   if (typeof start === 'function') start = start(source)
   const timeoutOf = (config) => (!timeoutGiven && isPackageRunner(config) ? Math.max(timeoutMs, PACKAGE_RUNNER_TIMEOUT_MS) : timeoutMs)
   const wanted = source.servers.filter((s) => start === 'all' || start.has(s.config.id))
-  const hub = new McpHub({ servers: [], connectTimeoutMs: Math.max(timeoutMs, ...wanted.map((s) => timeoutOf(s.config))), reconnectBackoffMs: 0 })
+  // Tokens from `toolreg auth login` are used (and refreshed); a server that needs a new
+  // sign-in fails with TOOLREG_MCP_AUTH_REQUIRED, and the failure says to run auth login.
+  const hub = new McpHub({ servers: [], connectTimeoutMs: Math.max(timeoutMs, ...wanted.map((s) => timeoutOf(s.config))), reconnectBackoffMs: 0, auth: { tokenStore: fileTokenStore() } })
   const session = {
     hub,
     registry: new ToolRegistry(),

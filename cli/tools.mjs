@@ -70,7 +70,8 @@ export function resolveTool(registry, name, { configured = [] } = {}) {
     const own = all.filter((e) => e.mcp.serverId === server)
     if (!own.length) {
       const servers = [...new Set([...configured, ...all.map((e) => e.mcp.serverId)])]
-      const known = configured.includes(server) ? ' (it did not start)' : configured.length ? ` (configured: ${configured.join(', ')})` : ''
+      if (configured.includes(server)) throw new CliError(`No tools of ${server}: it did not start (the warning above says why).`, EXIT.TOOL_NOT_FOUND)
+      const known = configured.length ? ` (configured: ${configured.join(', ')})` : ''
       throw new CliError(`No tools of a server ${JSON.stringify(server)}${known}.${didYouMean(closest(server, servers))}`, EXIT.TOOL_NOT_FOUND)
     }
     const match = own.find((e) => e.mcp.toolName === toolName)

@@ -27,33 +27,73 @@ function escapeAttribute(value) {
 }
 
 /**
+ * Default budget of what deferring adds to a request, the meta-tools' definitions plus the
+ * `<deferred-tools>` section, in tokens: constant at any catalog size.
+ */
+const DEFERRED_OVERHEAD_BUDGET_TOKENS = 2000
+
+/**
  * The `<deferred-tools>` system-prompt section: how to use the meta-tools and how many tools
  * each namespace holds. Counts only; listing names would cost what deferring saved.
+ * `opts.overheadBudgetTokens` (default 2,000) bounds it together with the meta-tools'
+ * definitions, in `opts.encoding`.
  */
-function buildDeferredToolsSection(deferredEntries) {
-  return sectionOf(deferredEntries.map(labelOf))
+function buildDeferredToolsSection(deferredEntries, opts = {}) {
+  return sectionOf(deferredEntries.map(labelOf), opts)
 }
 
-/** The section for the namespace labels of the deferred tools (one label per tool). */
-function sectionOf(labels) {
+const USAGE = [
+  '<usage>',
+  '1. `tool_search({ query?, namespace?, limit?, verbose? })` — ranked tool discovery (NOT web search), grouped by namespace (e.g. `web`, `kb`, `mcp:<server>`); omit `query` to browse; `verbose: true` adds full input schemas.',
+  '2. `tool_inspect({ name })` — the tool\'s signature as JSDoc; inspecting (or a verbose search) first saves a round-trip.',
+  '3. `tool_invoke({ name, params })` — an un-inspected tool or mismatching params returns the signature; read it and call again.',
+  '</usage>',
+]
+
+/** The section listing these `[label, count]` namespaces (sorted), and a line for the rest. */
+function sectionText(listed, rest) {
+  const lines = ['<deferred-tools>', 'Some tools are not loaded inline. Discover and call them through the meta-tools below.', ...USAGE, '<namespaces>']
+  for (const [label, count] of listed) lines.push(`  <namespace name="${escapeAttribute(label)}" count="${count}"/>`)
+  if (rest.namespaces > 0) {
+    lines.push(`  <more namespaces="${rest.namespaces}" tools="${rest.tools}">The largest namespaces are listed; tool_search searches all of them, and browses them when called without a query.</more>`)
+  }
+  lines.push('</namespaces>', '</deferred-tools>')
+  return lines.join('\n')
+}
+
+/**
+ * The section for the namespace labels of the deferred tools (one label per tool). Every
+ * namespace while it fits the budget; past it, the namespaces with the most tools that fit,
+ * and a count of the others. Namespaces are listed by name either way, so the text changes
+ * only when the catalog does (prompt caches depend on it).
+ */
+function sectionOf(labels, { overheadBudgetTokens = DEFERRED_OVERHEAD_BUDGET_TOKENS, encoding = 'o200k_base' } = {}) {
+  if (!(Number.isInteger(overheadBudgetTokens) && overheadBudgetTokens > 0)) {
+    throw invalidArgument('opts.overheadBudgetTokens', `expected a positive whole number of tokens, got ${String(overheadBudgetTokens)}`)
+  }
   const counts = new Map()
   for (const label of labels) counts.set(label, (counts.get(label) ?? 0) + 1)
-  const namespaces = [...counts]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([label, count]) => `  <namespace name="${escapeAttribute(label)}" count="${count}"/>`)
-  return [
-    '<deferred-tools>',
-    'Some tools are not loaded inline. Discover and call them through the meta-tools below.',
-    '<usage>',
-    '1. `tool_search({ query?, namespace?, limit?, verbose? })` — ranked tool discovery (NOT web search), grouped by namespace (e.g. `web`, `kb`, `mcp:<server>`); omit `query` to browse; `verbose: true` adds full input schemas.',
-    '2. `tool_inspect({ name })` — the tool\'s signature as JSDoc; inspecting (or a verbose search) first saves a round-trip.',
-    '3. `tool_invoke({ name, params })` — an un-inspected tool or mismatching params returns the signature; read it and call again.',
-    '</usage>',
-    '<namespaces>',
-    ...namespaces,
-    '</namespaces>',
-    '</deferred-tools>',
-  ].join('\n')
+  const byName = ([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)
+  const all = [...counts].sort(byName)
+  const none = { namespaces: 0, tools: 0 }
+  const full = sectionText(all, none)
+  const budget = overheadBudgetTokens - definitionsTokensOf(encoding)
+  if (countSectionTokens(full, encoding) <= budget) return full
+  const bySize = [...all].sort((a, b) => b[1] - a[1] || byName(a, b))
+  const keeping = (k) => {
+    const kept = bySize.slice(0, k)
+    const rest = { namespaces: all.length - k, tools: bySize.slice(k).reduce((sum, [, count]) => sum + count, 0) }
+    return sectionText(kept.sort(byName), rest)
+  }
+  // The largest k whose section fits: token counts grow with k.
+  let low = 0
+  let high = all.length - 1
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2)
+    if (countSectionTokens(keeping(mid), encoding) <= budget) low = mid
+    else high = mid - 1
+  }
+  return keeping(low)
 }
 
 /** The meta-tools as a provider receives them, built over an empty registry. */
@@ -91,15 +131,19 @@ function countSectionTokens(section, encoding) {
  * Measured cost of deferring: the meta-tools' definitions plus the `<deferred-tools>` section
  * for these deferred entries.
  */
-function metaToolsOverhead(deferredEntries, encoding = 'o200k_base') {
-  return overheadOf(buildDeferredToolsSection(deferredEntries), encoding)
+function metaToolsOverhead(deferredEntries, encoding = 'o200k_base', opts = {}) {
+  return overheadOf(buildDeferredToolsSection(deferredEntries, { ...opts, encoding }), encoding)
 }
 
-function overheadOf(section, encoding) {
+function definitionsTokensOf(encoding) {
   if (!definitionsTokens.has(encoding)) {
     definitionsTokens.set(encoding, metaToolDefinitions().reduce((sum, text) => sum + countTokens(text, { encoding }), 0))
   }
-  return definitionsTokens.get(encoding) + countSectionTokens(section, encoding)
+  return definitionsTokens.get(encoding)
+}
+
+function overheadOf(section, encoding) {
+  return definitionsTokensOf(encoding) + countSectionTokens(section, encoding)
 }
 
 /**
@@ -144,7 +188,8 @@ async function decide(records, contextWindow, opts) {
   const autoTokens = costs.reduce((sum, c) => sum + c, 0)
   const alwaysTokens = canUseTools && always.length ? (await recordCosts(always, encoding)).reduce((s, c) => s + c, 0) : 0
   const candidates = always.length === 0 ? auto : [...always, ...auto]
-  const section = canUseTools ? sectionOf(candidates.map((r) => r.label)) : undefined
+  const sectionOpts = { overheadBudgetTokens: opts.overheadBudgetTokens, encoding }
+  const section = canUseTools ? sectionOf(candidates.map((r) => r.label), sectionOpts) : undefined
   const overheadTokens = opts.metaToolsOverheadTokens ?? (canUseTools ? overheadOf(section, encoding) : 0)
   const verdict = native.decideDefer({
     autoCount: auto.length,
@@ -180,7 +225,7 @@ async function decide(records, contextWindow, opts) {
     reasonCode: stickyKept ? 'sticky' : verdict.reasonCode,
   }
   // The section describes what is deferred; `candidates` is all of it in the common case.
-  const deferredSection = deferred.length === 0 ? undefined : deferred === candidates ? section : sectionOf(deferred.map((r) => r.label))
+  const deferredSection = deferred.length === 0 ? undefined : deferred === candidates ? section : sectionOf(deferred.map((r) => r.label), sectionOpts)
   return { decision, deferredSection }
 }
 
@@ -190,7 +235,7 @@ async function decide(records, contextWindow, opts) {
  */
 function planKey(contextWindow, opts, encoding, extraNames) {
   const model = opts.model === undefined ? '' : `${opts.model?.functionCalling},${opts.model?.promptToolUse}`
-  return `${contextWindow}|${opts[STICKY]}|${encoding}|${model}|${opts.thresholdPct}|${opts.fallbackContextWindow}|${opts.minAutoDeferCount}|${opts.metaToolsOverheadTokens}|${opts.provider}|${opts.strict === true}|${extraNames.join('\0')}`
+  return `${contextWindow}|${opts[STICKY]}|${encoding}|${model}|${opts.thresholdPct}|${opts.fallbackContextWindow}|${opts.minAutoDeferCount}|${opts.metaToolsOverheadTokens}|${opts.overheadBudgetTokens}|${opts.provider}|${opts.strict === true}|${extraNames.join('\0')}`
 }
 
 /**
@@ -455,6 +500,7 @@ module.exports = {
   shouldDefer,
   applyDeferExposition,
   buildDeferredToolsSection,
+  DEFERRED_OVERHEAD_BUDGET_TOKENS,
   metaToolsOverhead,
   DEFER_THRESHOLD_PCT,
   FALLBACK_CONTEXT_WINDOW,

@@ -1,6 +1,6 @@
 'use strict'
 
-const { existsSync } = require('node:fs')
+const { existsSync, readFileSync } = require('node:fs')
 const { dirname, join } = require('node:path')
 const { noAddonAdvice, platformName } = require('./platforms')
 
@@ -61,4 +61,27 @@ function findExecHelper() {
 }
 
 loadNative()
-module.exports = { execHelperPath }
+let builtinEmbeddingsInstalled = false
+
+/**
+ * Gives the addon the built-in static-embedding table: four files of the main package
+ * (`assets/static-embeddings`, 2.4 MB), shipped once for every platform instead of inside each
+ * platform's addon. Read on first use with Node's fs, which also reads inside an asar archive.
+ */
+function installBuiltinEmbeddings(native) {
+  if (builtinEmbeddingsInstalled) return
+  const dir = join(__dirname, '..', 'assets', 'static-embeddings')
+  let files
+  try {
+    files = ['vocab.txt', 'table.q4', 'scales.f32', 'weights.f32'].map((name) => readFileSync(join(dir, name)))
+  } catch (error) {
+    const missing = new Error(`toolreg: the built-in embeddings could not be read from ${dir} (${error.code ?? error.message}); reinstall toolreg`, { cause: error })
+    missing.code = 'TOOLREG_NOT_AVAILABLE'
+    throw missing
+  }
+  const [vocab, table, scales, weights] = files
+  native.installBuiltinEmbeddings(vocab.toString('utf8'), table, scales, weights)
+  builtinEmbeddingsInstalled = true
+}
+
+module.exports = { execHelperPath, installBuiltinEmbeddings }

@@ -3,6 +3,7 @@
 const native = require('../binding.js')
 const { callNative, fromNative, invalidArgument } = require('./errors')
 const { jsonSchemaOf, isThenable } = require('./schema')
+const { installBuiltinEmbeddings } = require('./native')
 
 const DEFER_VALUES = ['never', 'always', 'auto']
 
@@ -203,6 +204,7 @@ class ToolRegistry {
     if (builtinEmbeddings) {
       // The built-in table is one more embedder, run natively on the worker pool: registration
       // stays as fast as without embeddings, and vectors follow in batches.
+      installBuiltinEmbeddings(native)
       this.#builtin = true
       this.#embed = (texts) => native.embedBuiltin(texts)
       this.#embedBatchSize = 512 // ~5 ms of work per batch: few round trips

@@ -2,9 +2,12 @@
 // The MCP client that the official conformance suite drives:
 //   conformance client --command "node scripts/conformance-client.mjs" --scenario <name>
 // The suite starts the scenario's test server, appends its URL to the command and sets
-// MCP_CONFORMANCE_SCENARIO. This client uses McpHub exactly as a host would, with no path of
-// its own per scenario: it lists the server's tools and calls each one with arguments built
-// from its input schema, accepting any elicitation, then closes.
+// MCP_CONFORMANCE_SCENARIO (and, for scenarios with a pre-registered OAuth client,
+// MCP_CONFORMANCE_CONTEXT with its client_id and client_secret). This client uses McpHub exactly
+// as a host would, with no path of its own per scenario: it lists the server's tools and calls
+// each one with arguments built from its input schema, accepting any elicitation, then closes.
+// Its "browser" for OAuth is a user who approves at once: it follows the authorization page's
+// redirects until they reach the redirect URI, as a browser would, and hands that URL back.
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
@@ -30,12 +33,34 @@ function sample(schema = {}) {
   }
 }
 
+const REDIRECT_URI = 'http://127.0.0.1:33418/callback'
+
+/** The browser step: follows redirects from the authorization page to the redirect URI. */
+async function approveInBrowser(authorizationUrl) {
+  let next = authorizationUrl
+  for (let hop = 0; hop < 10; hop++) {
+    if (next.startsWith(REDIRECT_URI)) return next
+    const response = await fetch(next, { redirect: 'manual' })
+    const location = response.headers.get('location')
+    if (!location) throw new Error(`the authorization page answered HTTP ${response.status} without a redirect`)
+    next = new URL(location, next).href
+  }
+  throw new Error('too many redirects on the authorization page')
+}
+
 const url = process.argv.at(-1)
-// A user who accepts what a server asks with the values it proposes: the hub fills in the
-// schema's defaults (SEP-1034).
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || '{}')
+const oauth = context.client_id ? { clientId: context.client_id, clientSecret: context.client_secret } : undefined
 const hub = new McpHub({
-  servers: [{ id: 'scenario', name: 'scenario', type: 'streamableHttp', url }],
+  servers: [{ id: 'scenario', name: 'scenario', type: 'streamableHttp', url, oauth }],
+  // A user who accepts what a server asks with the values it proposes: the hub fills in the
+  // schema's defaults (SEP-1034).
   onElicitation: async () => ({ action: 'accept', content: {} }),
+  auth: {
+    redirectUri: REDIRECT_URI,
+    onAuthorizationUrl: approveInBrowser,
+    clientMetadataUrl: 'https://conformance-test.local/client-metadata.json',
+  },
 })
 let failed = false
 try {

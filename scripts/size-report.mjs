@@ -18,7 +18,6 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 /** The files `include_bytes!`/`include_str!` put into `.rodata`, by what they are. */
 export const EMBEDDED_ASSETS = {
   'tiktoken rank files (o200k_base, cl100k_base)': ['assets/tiktoken/o200k_base.ranks.gz', 'assets/tiktoken/cl100k_base.ranks.gz'],
-  'static embeddings (table, scales, weights, vocabulary)': ['assets/static-embeddings'],
 }
 
 export function assetBytes(files) {

@@ -7,8 +7,9 @@ pub mod defer;
 pub mod embed;
 pub mod error;
 pub mod exec;
-pub mod mcp;
 mod parallel;
+// The MCP client hub and the gateway live in crates/toolreg-mcp, built for size.
+pub use toolreg_mcp::{gateway, mcp};
 pub mod registry;
 pub mod repair;
 pub mod schema;

@@ -1,4 +1,4 @@
-//! McpHub against real server processes (`examples/mcp_test_server.rs`), no protocol mocks.
+//! McpHub against real server processes (`examples/mcp_test_server/`), no protocol mocks.
 //!
 //! The test server is a cargo example: `cargo test` builds examples before running tests. When
 //! it is missing (e.g. `cargo test --test mcp_hub` alone), `server_bin()` builds it once.
@@ -621,12 +621,14 @@ async fn streamable_http_and_legacy_sse_on_loopback() {
             name: "Remote".into(),
             url: format!("http://127.0.0.1:{port}/mcp"),
             headers: [("X-Test".to_owned(), "1".to_owned())].into(),
+            oauth: None,
         },
         ServerConfig::Sse {
             id: "sse".into(),
             name: "Legacy".into(),
             url: format!("http://127.0.0.1:{port}/sse"),
             headers: [("Authorization".to_owned(), "Bearer t".to_owned())].into(),
+            oauth: None,
         },
     ]);
     for id in ["http", "sse"] {
@@ -693,6 +695,7 @@ fn sse_hub(id: &str, port: u16) -> McpHub {
         name: String::new(),
         url: format!("http://127.0.0.1:{port}/sse"),
         headers: Default::default(),
+        oauth: None,
     }])
 }
 
@@ -727,12 +730,14 @@ async fn http_connect_errors_are_reported() {
             name: String::new(),
             url: format!("http://127.0.0.1:{port}/sse"),
             headers: Default::default(),
+            oauth: None,
         },
         ServerConfig::StreamableHttp {
             id: "http".into(),
             name: String::new(),
             url: format!("http://127.0.0.1:{port}/mcp"),
             headers: Default::default(),
+            oauth: None,
         },
     ]);
     for id in ["sse", "http"] {

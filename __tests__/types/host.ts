@@ -111,9 +111,20 @@ export async function tokensAndDecisions(): Promise<number> {
 export async function mcp(): Promise<void> {
   const servers: McpServerConfig[] = [
     { id: 'fs', name: 'Files', type: 'stdio', command: 'npx', args: ['@modelcontextprotocol/server-filesystem', '/tmp'] },
-    { id: 'remote', type: 'streamableHttp', url: 'http://127.0.0.1:3000/mcp' },
+    { id: 'remote', type: 'streamableHttp', url: 'http://127.0.0.1:3000/mcp', oauth: { clientId: 'my-app' } },
   ]
-  const hub = new McpHub({ servers, connectTimeoutMs: 10_000 })
+  const tokens = new Map<string, string>()
+  const hub = new McpHub({
+    servers,
+    connectTimeoutMs: 10_000,
+    auth: {
+      redirectUri: 'http://127.0.0.1:33418/callback',
+      onAuthorizationUrl: async (url, { serverId }) => `${url}#${serverId}`,
+      tokenStore: { get: (k) => tokens.get(k), set: (k, v) => tokens.set(k, v), delete: (k) => tokens.delete(k) },
+    },
+  })
+  const scopes: string[] | undefined = McpHub.describeStoredToken(tokens.get('remote'))?.scopes
+  console.log(scopes)
   const id = buildMcpToolWireId({ serverId: 'fs', serverName: 'Files', toolName: 'read_file' })
   const synced = await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: new Set([id]) })
   const failed: string[] = synced.failedServers.map((f) => `${f.serverId}: ${f.error}`)
@@ -133,6 +144,8 @@ export function misuses(): void {
   countTokens('x', { encoding: 'p50k_base' })
   // @ts-expect-error a stdio server needs a command
   new McpHub({ servers: [{ id: 'a', type: 'stdio' }] })
+  // @ts-expect-error onAuthorizationUrl resolves to the callback URL or code, a string
+  new McpHub({ auth: { redirectUri: 'x', onAuthorizationUrl: async () => 42 } })
   // @ts-expect-error selectActive needs a scope with mcpToolIds
   registry.selectActive({})
   // @ts-expect-error applyDeferExposition's window is a number

@@ -52,6 +52,40 @@ function trackAbort(signal, cancel) {
   }
 }
 
+/** Checks the `auth` option; returns the settings JSON and the one function the core calls. */
+function authBridge(auth) {
+  if (auth === undefined) return [undefined, undefined]
+  if (auth === null || typeof auth !== 'object') throw invalidArgument('auth', 'expected an object { onAuthorizationUrl?, tokenStore?, redirectUri?, ... }')
+  const { onAuthorizationUrl, tokenStore, redirectUri, clientName, clientMetadataUrl, timeoutMs } = auth
+  if (onAuthorizationUrl !== undefined && typeof onAuthorizationUrl !== 'function') {
+    throw invalidArgument('auth.onAuthorizationUrl', 'expected a function (url, { serverId, redirectUri }) => Promise<callback URL or code>')
+  }
+  if (onAuthorizationUrl && typeof redirectUri !== 'string') {
+    throw invalidArgument('auth.redirectUri', 'expected the redirect URI that onAuthorizationUrl listens on, e.g. http://127.0.0.1:33418/callback')
+  }
+  if (tokenStore !== undefined && !(tokenStore && ['get', 'set', 'delete'].every((m) => typeof tokenStore[m] === 'function'))) {
+    throw invalidArgument('auth.tokenStore', 'expected { get(key), set(key, value), delete(key) } (each may return a promise)')
+  }
+  for (const [key, value] of Object.entries({ redirectUri, clientName, clientMetadataUrl })) {
+    if (value !== undefined && typeof value !== 'string') throw invalidArgument(`auth.${key}`, `expected a string, got ${typeof value}`)
+  }
+  if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) {
+    throw invalidArgument('auth.timeoutMs', `expected a positive whole number of milliseconds, got ${String(timeoutMs)}`)
+  }
+  const settings = JSON.stringify({ authorize: Boolean(onAuthorizationUrl), tokenStore: Boolean(tokenStore), redirectUri, clientName, clientMetadataUrl, timeoutMs })
+  const ops = {
+    authorize: ({ prompt }) => onAuthorizationUrl(prompt.url, { serverId: prompt.serverId, redirectUri: prompt.redirectUri }),
+    get: ({ key }) => tokenStore.get(key),
+    set: ({ key, value }) => tokenStore.set(key, value),
+    delete: ({ key }) => tokenStore.delete(key),
+  }
+  const call = (json) =>
+    Promise.resolve(JSON.parse(json))
+      .then((request) => ops[request.op](request))
+      .then((answer) => JSON.stringify(answer ?? null))
+  return [settings, onAuthorizationUrl || tokenStore ? call : undefined]
+}
+
 /**
  * Real MCP client connections, owned by the Rust core (rmcp): stdio child processes,
  * Streamable HTTP and legacy HTTP+SSE servers. Connections open lazily on first use; tool
@@ -59,17 +93,24 @@ function trackAbort(signal, cancel) {
  */
 class McpHub {
   #native
+  /** callId → the `onProgress` of a call in flight. */
+  #progress
   /** serverId → { version, tools }: parsed once per server-side list version. */
   #tools = new Map()
 
   /**
-   * @param {{ servers?: object[], connectTimeoutMs?: number, reconnectBackoffMs?: number, onElicitation?: Function }} [options]
+   * @param {{ servers?: object[], connectTimeoutMs?: number, reconnectBackoffMs?: number, onElicitation?: Function, auth?: object }} [options]
    *   `reconnectBackoffMs` (default 1000): after a failed connect, calls within this delay
    *   fail at once with that error instead of starting the server again; it doubles per
    *   further failure (up to 32x) and resets once a connect succeeds. 0 retries every call.
    *   `onElicitation(request) → Promise<{ action, content? }>`: asks the user when a server
    *   sends `elicitation/create` (form mode); fields the answer leaves out take the schema's
    *   defaults. Without it the hub declares no elicitation capability.
+   *   `onToolsChanged(serverId)`: a server's tool list changed (`listTools` lists it anew).
+   *   `onLog({ serverId, level, logger?, data })`: a server's log message.
+   *   `auth`: OAuth 2.1 for remote servers that ask for it (see docs/api.md):
+   *   `{ onAuthorizationUrl(url, { serverId, redirectUri }) → Promise<callback URL or code>,
+   *   redirectUri, tokenStore?: { get, set, delete }, clientName?, clientMetadataUrl?, timeoutMs? }`.
    */
   constructor(options = {}) {
     const servers = options.servers ?? []
@@ -86,7 +127,30 @@ class McpHub {
       throw invalidArgument('onElicitation', 'expected a function (request) => Promise<{ action, content? }>')
     }
     const elicit = onElicitation && ((json) => Promise.resolve(JSON.parse(json)).then(onElicitation).then((answer) => JSON.stringify(answer)))
-    this.#native = callNative(() => new native.NativeMcpHub(json, options.connectTimeoutMs, options.reconnectBackoffMs, elicit))
+    const [authSettings, authCall] = authBridge(options.auth)
+    const { onToolsChanged, onLog } = options
+    for (const [key, fn] of Object.entries({ onToolsChanged, onLog })) {
+      if (fn !== undefined && typeof fn !== 'function') throw invalidArgument(key, 'expected a function')
+    }
+    // One native callback for what servers send outside an answer; a host callback that
+    // throws is the host's bug, not the server's: it must not reach the hub. It must not hold
+    // `this` either: the native hub holds the callback, and a hub nobody closes must still be
+    // collected (and its children killed).
+    const progressOf = new Map()
+    this.#progress = progressOf
+    const events = {
+      toolsChanged: ({ serverId }) => onToolsChanged?.(serverId),
+      log: ({ serverId, message }) => onLog?.({ serverId, ...message }),
+      progress: ({ callId, progress, total, message }) => progressOf.get(callId)?.({ progress, ...(total != null && { total }), ...(message != null && { message }) }),
+    }
+    const onEvent = (json) => {
+      try {
+        const event = JSON.parse(json)
+        events[event.op]?.(event)
+      } catch {}
+      return Promise.resolve('null')
+    }
+    this.#native = callNative(() => new native.NativeMcpHub(json, options.connectTimeoutMs, options.reconnectBackoffMs, elicit, authSettings, authCall, onEvent))
   }
 
   addServer(config) {
@@ -117,17 +181,22 @@ class McpHub {
 
   /**
    * Calls a tool; resolves to the MCP `CallToolResult` (`{ content, structuredContent?, isError }`).
-   * A timeout or an aborted `signal` cancels the request on the server too.
+   * A timeout or an aborted `signal` cancels the request on the server too. `onProgress({
+   * progress, total?, message? })` hears the server's progress notifications of this call.
    */
-  async callTool(serverId, name, args = {}, { timeoutMs = DEFAULT_CALL_TIMEOUT_MS, signal } = {}) {
+  async callTool(serverId, name, args = {}, { timeoutMs = DEFAULT_CALL_TIMEOUT_MS, signal, onProgress } = {}) {
+    if (onProgress !== undefined && typeof onProgress !== 'function') throw invalidArgument('onProgress', 'expected a function')
     const callId = nextCallId++
     const cancel = () => this.#native.cancelCall(callId)
     if (signal?.aborted) cancel()
     const untrack = signal ? trackAbort(signal, cancel) : undefined
+    if (onProgress) this.#progress.set(callId, onProgress)
     try {
-      return JSON.parse(await awaitNative(this.#native.callTool(serverId, name, JSON.stringify(args ?? {}), timeoutMs, callId)))
+      return JSON.parse(await awaitNative(this.#native.callTool(serverId, name, JSON.stringify(args ?? {}), timeoutMs, callId, Boolean(onProgress))))
     } finally {
       untrack?.()
+      // Progress the server sent just before its answer may still be queued behind it.
+      if (onProgress) setImmediate(() => this.#progress.delete(callId))
     }
   }
 
@@ -145,6 +214,17 @@ class McpHub {
   async close() {
     this.#tools.clear()
     await awaitNative(this.#native.close())
+  }
+
+  /**
+   * What a value from `auth.tokenStore` holds, without its secrets: `{ resource, clientId,
+   * scopes, hasRefreshToken, expiresAt }` (seconds since the epoch, or null), or null when the
+   * value is not one toolreg wrote. For a settings page that shows where the user is signed in.
+   */
+  static describeStoredToken(value) {
+    if (typeof value !== 'string') return null
+    const json = native.describeMcpStoredToken(value)
+    return json == null ? null : JSON.parse(json)
   }
 
   /** The native hub behind `host` when it is an McpHub whose `callTool` nobody replaced. */

@@ -10,12 +10,14 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::{Map, Value};
 
-use napi::threadsafe_function::ThreadsafeFunction;
-
 use crate::mcp::{
-    CancellationToken, ElicitFuture, Elicitor, ElicitorHandle, HubOptions, McpError, McpHub,
-    McpTool, ServerConfig, wire_id,
+    AuthOptions, AuthorizationPrompt, Authorizer, CancellationToken, ElicitFuture, Elicitor,
+    ElicitorHandle, HubEvents, HubEventsHandle, HubOptions, McpError, McpHub, McpTool,
+    ProgressSink, ServerConfig, TokenStore, describe_stored_token, wire_id,
 };
+use futures::future::BoxFuture;
+
+use super::callback::JsCallback;
 
 fn mcp_error(err: McpError) -> napi::Error {
     napi::Error::new(Status::GenericFailure, format!("[{}] {}", err.code(), err))
@@ -53,6 +55,8 @@ struct Listing {
 #[napi]
 pub struct NativeMcpHub {
     hub: McpHub,
+    /// The host's `onEvent`: list changes, logs, and progress of calls that ask for it.
+    events: Option<JsEvents>,
     /// In-flight calls by the caller's id; an entry may be created by `cancel_call` first.
     calls: Arc<Mutex<HashMap<u32, CancellationToken>>>,
     listings: Arc<Mutex<HashMap<String, Listing>>>,
@@ -66,38 +70,158 @@ impl NativeMcpHub {
     }
 }
 
-/// The host's `onElicitation`: request JSON in, a promise of the answer's JSON out. Weak, so an
-/// idle hub never keeps Node alive.
-type ElicitFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
+/// The host's `onEvent`: `{ op: "toolsChanged", serverId }`, `{ op: "log", serverId, message }`
+/// and `{ op: "progress", callId, progress, total?, message? }`.
+#[derive(Clone)]
+struct JsEvents(JsCallback);
 
-struct JsElicitor(Arc<ElicitFn>);
+impl JsEvents {
+    fn progress_sink(&self, call_id: u32) -> ProgressSink {
+        let events = self.0.clone();
+        Arc::new(move |progress, total, message| {
+            events.notify(serde_json::json!({
+                "op": "progress", "callId": call_id, "progress": progress, "total": total, "message": message
+            }));
+        })
+    }
+}
+
+impl HubEvents for JsEvents {
+    fn tools_changed(&self, server_id: &str) {
+        self.0
+            .notify(serde_json::json!({ "op": "toolsChanged", "serverId": server_id }));
+    }
+
+    fn log(&self, server_id: &str, message: Value) {
+        self.0
+            .notify(serde_json::json!({ "op": "log", "serverId": server_id, "message": message }));
+    }
+}
+
+/// The host's `onElicitation`.
+struct JsElicitor(JsCallback);
 
 impl Elicitor for JsElicitor {
     fn elicit(&self, request: Value) -> ElicitFuture {
-        let function = self.0.clone();
+        self.0.call(request, "onElicitation")
+    }
+}
+
+/// The host's OAuth parts behind one function (`js/mcp/hub.js`): `{ op, ... }` in, where `op` is
+/// `authorize` (`prompt`), `get`/`delete` (`key`) or `set` (`key`, `value`).
+#[derive(Clone)]
+struct JsAuth(JsCallback);
+
+impl Authorizer for JsAuth {
+    fn authorize(
+        &self,
+        prompt: AuthorizationPrompt,
+    ) -> BoxFuture<'static, std::result::Result<String, String>> {
+        let call = self.0.call(
+            serde_json::json!({ "op": "authorize", "prompt": prompt }),
+            "onAuthorizationUrl",
+        );
         Box::pin(async move {
-            let answer = function
-                .call_async(request.to_string())
-                .await
-                .map_err(|e| format!("the host's onElicitation could not be called: {e}"))?
-                .await
-                .map_err(|e| format!("the host's onElicitation failed: {e}"))?;
-            serde_json::from_str(&answer)
-                .map_err(|e| format!("the host's onElicitation answer is not JSON: {e}"))
+            match call.await? {
+                Value::String(answer) if !answer.trim().is_empty() => Ok(answer),
+                _ => Err("onAuthorizationUrl resolved to no callback URL or code".into()),
+            }
         })
     }
+}
+
+impl TokenStore for JsAuth {
+    fn get(&self, key: &str) -> BoxFuture<'static, std::result::Result<Option<String>, String>> {
+        let call = self.0.call(
+            serde_json::json!({ "op": "get", "key": key }),
+            "tokenStore.get",
+        );
+        Box::pin(async move {
+            match call.await? {
+                Value::String(value) => Ok(Some(value)),
+                Value::Null => Ok(None),
+                _ => Err("tokenStore.get resolved to something other than a string".into()),
+            }
+        })
+    }
+
+    fn set(&self, key: &str, value: String) -> BoxFuture<'static, std::result::Result<(), String>> {
+        let call = self.0.call(
+            serde_json::json!({ "op": "set", "key": key, "value": value }),
+            "tokenStore.set",
+        );
+        Box::pin(async move { call.await.map(drop) })
+    }
+
+    fn delete(&self, key: &str) -> BoxFuture<'static, std::result::Result<(), String>> {
+        let call = self.0.call(
+            serde_json::json!({ "op": "delete", "key": key }),
+            "tokenStore.delete",
+        );
+        Box::pin(async move { call.await.map(drop) })
+    }
+}
+
+/// The hub's `auth` options as JS passes them (functions travel separately).
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct AuthSettings {
+    #[serde(default)]
+    authorize: bool,
+    #[serde(default)]
+    token_store: bool,
+    redirect_uri: Option<String>,
+    client_name: Option<String>,
+    client_metadata_url: Option<String>,
+    timeout_ms: Option<u64>,
+}
+
+fn auth_options(settings_json: Option<String>, auth: Option<JsAuth>) -> Result<AuthOptions> {
+    let settings: AuthSettings = match settings_json {
+        Some(json) => {
+            serde_json::from_str(&json).map_err(|e| invalid_config(format!("auth: {e}")))?
+        }
+        None => AuthSettings::default(),
+    };
+    let mut options = AuthOptions::default();
+    if settings.authorize {
+        options.authorizer = auth.clone().map(|a| Arc::new(a) as Arc<dyn Authorizer>);
+    }
+    if settings.token_store {
+        options.token_store = auth.map(|a| Arc::new(a) as Arc<dyn TokenStore>);
+    }
+    options.redirect_uri = settings.redirect_uri;
+    options.client_metadata_url = settings.client_metadata_url;
+    if let Some(name) = settings.client_name {
+        options.client_name = name;
+    }
+    if let Some(ms) = settings.timeout_ms {
+        options.user_timeout = Duration::from_millis(ms);
+    }
+    Ok(options)
+}
+
+/// What a stored token value says (resource, client, scopes, expiry), without its secrets;
+/// `null` when the value is not one toolreg wrote.
+#[napi]
+pub fn describe_mcp_stored_token(value: String) -> Option<String> {
+    describe_stored_token(&value).and_then(|info| serde_json::to_string(&info).ok())
 }
 
 #[napi]
 impl NativeMcpHub {
     /// `on_elicitation(requestJson) → Promise<answerJson>` answers servers' `elicitation/create`;
-    /// without it the hub declares no elicitation capability.
+    /// without it the hub declares no elicitation capability. `auth_json` and `on_auth`: OAuth
+    /// for remote servers (see [`JsAuth`]).
     #[napi(constructor)]
     pub fn new(
         servers_json: String,
         connect_timeout_ms: Option<u32>,
         reconnect_backoff_ms: Option<u32>,
         on_elicitation: Option<Function<'_, String, Promise<String>>>,
+        auth_json: Option<String>,
+        on_auth: Option<Function<'_, String, Promise<String>>>,
+        on_event: Option<Function<'_, String, Promise<String>>>,
     ) -> Result<Self> {
         let servers: Vec<ServerConfig> =
             serde_json::from_str(&servers_json).map_err(invalid_config)?;
@@ -109,15 +233,24 @@ impl NativeMcpHub {
             options.reconnect_backoff = Duration::from_millis(u64::from(ms));
         }
         if let Some(function) = on_elicitation {
-            let function: ElicitFn = function
-                .build_threadsafe_function()
-                .weak::<true>()
-                .callee_handled::<false>()
-                .build()?;
-            options.elicitor = Some(ElicitorHandle(Arc::new(JsElicitor(Arc::new(function)))));
+            let callback = JsCallback::new(function)?;
+            options.elicitor = Some(ElicitorHandle(Arc::new(JsElicitor(callback))));
         }
+        let on_auth = match on_auth {
+            Some(function) => Some(JsAuth(JsCallback::new(function)?)),
+            None => None,
+        };
+        options.auth = auth_options(auth_json, on_auth)?;
+        let events = match on_event {
+            Some(function) => Some(JsEvents(JsCallback::new(function)?)),
+            None => None,
+        };
+        options.events = events
+            .clone()
+            .map(|e| HubEventsHandle(Arc::new(e) as Arc<dyn HubEvents>));
         Ok(NativeMcpHub {
             hub: McpHub::with_options(servers, options).map_err(mcp_error)?,
+            events,
             calls: Arc::default(),
             listings: Arc::default(),
             next_version: Arc::new(AtomicU32::new(1)),
@@ -205,6 +338,7 @@ impl NativeMcpHub {
         args_json: String,
         timeout_ms: u32,
         call_id: u32,
+        progress: Option<bool>,
     ) -> Result<String> {
         let args = match serde_json::from_str::<Value>(&args_json) {
             Ok(Value::Object(map)) => map,
@@ -221,15 +355,20 @@ impl NativeMcpHub {
             }
         };
         let token = lock(&self.calls).entry(call_id).or_default().clone();
+        let sink = match (&self.events, progress) {
+            (Some(events), Some(true)) => Some(events.progress_sink(call_id)),
+            _ => None,
+        };
         let result = self
             .hub
             .clone()
-            .call_tool(
+            .call_tool_with_progress(
                 &server_id,
                 &name,
                 args,
                 Duration::from_millis(u64::from(timeout_ms)),
                 Some(token),
+                sink,
             )
             .await;
         lock(&self.calls).remove(&call_id);

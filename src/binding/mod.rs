@@ -3,8 +3,10 @@
 //! Errors cross as `[CODE] message`; the JS layer (`js/errors.js`) turns that prefix into the
 //! error's `code` and picks the error class, so every code path reports errors the same way.
 
+mod callback;
 mod defer;
 mod exec;
+mod gateway;
 mod mcp;
 mod provider;
 mod registry;

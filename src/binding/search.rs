@@ -42,3 +42,16 @@ impl Task for EmbedBuiltinTask {
 pub fn embed_builtin(texts: Vec<String>) -> AsyncTask<EmbedBuiltinTask> {
     AsyncTask::new(EmbedBuiltinTask { texts })
 }
+
+/// Makes the four static-embedding files (read by the JS layer from the main package) the
+/// built-in table; an error names what is wrong with them.
+#[napi_derive::napi(js_name = "installBuiltinEmbeddings")]
+pub fn install_builtin_embeddings(
+    vocab: String,
+    table: Buffer,
+    scales: Buffer,
+    weights: Buffer,
+) -> Result<()> {
+    StaticEmbeddings::install_builtin(&vocab, table.to_vec(), &scales, &weights)
+        .map_err(|e| Error::new(Status::InvalidArg, e))
+}

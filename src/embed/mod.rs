@@ -9,14 +9,17 @@
 
 mod wordpiece;
 
+use std::path::Path;
 use std::sync::OnceLock;
 
 pub use wordpiece::WordPiece;
 
-const VOCAB: &str = include_str!("../../assets/static-embeddings/vocab.txt");
-const TABLE: &[u8] = include_bytes!("../../assets/static-embeddings/table.q4");
-const SCALES: &[u8] = include_bytes!("../../assets/static-embeddings/scales.f32");
-const WEIGHTS: &[u8] = include_bytes!("../../assets/static-embeddings/weights.f32");
+/// Where the table is in the source tree: Rust tests, examples and benchmarks load it from
+/// there. The addon is given it by the JS layer instead ([`StaticEmbeddings::install_builtin`]):
+/// the files ship once in the main package, not inside every platform's addon.
+const SOURCE_ASSETS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/static-embeddings");
+
+static BUILTIN: OnceLock<StaticEmbeddings> = OnceLock::new();
 
 /// The token table: `dim` 4-bit values per token (two per byte: even column in the low nibble),
 /// each row with its scale, and a per-token weight (0 for stopwords, punctuation and special
@@ -24,28 +27,57 @@ const WEIGHTS: &[u8] = include_bytes!("../../assets/static-embeddings/weights.f3
 pub struct StaticEmbeddings {
     tokenizer: WordPiece,
     dim: usize,
-    table: &'static [u8],
+    table: Vec<u8>,
     scales: Vec<f32>,
     weights: Vec<f32>,
 }
 
 impl StaticEmbeddings {
-    /// The table shipped with the package, parsed on first use (~30k vocabulary lines).
+    /// The table shipped with the package: the one installed by the host, else the source
+    /// tree's, read on first use.
     pub fn builtin() -> &'static StaticEmbeddings {
-        static BUILTIN: OnceLock<StaticEmbeddings> = OnceLock::new();
         BUILTIN.get_or_init(|| {
-            StaticEmbeddings::from_parts(VOCAB, TABLE, SCALES, WEIGHTS)
-                .expect("the shipped static embedding table is consistent")
+            StaticEmbeddings::from_dir(Path::new(SOURCE_ASSETS))
+                .expect("the static embedding table of the source tree is readable and consistent")
         })
     }
 
-    /// From the four asset files; `None` when their sizes disagree.
-    pub fn from_parts(
+    /// Makes these files the built-in table (the first install wins). Errs, naming what is
+    /// wrong, when they do not form a table.
+    pub fn install_builtin(
         vocab: &str,
-        table: &'static [u8],
+        table: Vec<u8>,
         scales: &[u8],
         weights: &[u8],
-    ) -> Option<Self> {
+    ) -> Result<(), String> {
+        if BUILTIN.get().is_none() {
+            let table = StaticEmbeddings::from_parts(vocab, table, scales, weights).ok_or(
+                "the static embedding files do not agree in size (vocab.txt, table.q4, \
+                 scales.f32, weights.f32)",
+            )?;
+            let _ = BUILTIN.set(table);
+        }
+        Ok(())
+    }
+
+    /// From the four asset files in `dir`.
+    pub fn from_dir(dir: &Path) -> Result<Self, String> {
+        let read = |name: &str| {
+            std::fs::read(dir.join(name)).map_err(|e| format!("{}: {e}", dir.join(name).display()))
+        };
+        let vocab = String::from_utf8(read("vocab.txt")?)
+            .map_err(|_| format!("{}: not UTF-8", dir.join("vocab.txt").display()))?;
+        StaticEmbeddings::from_parts(
+            &vocab,
+            read("table.q4")?,
+            &read("scales.f32")?,
+            &read("weights.f32")?,
+        )
+        .ok_or_else(|| format!("{}: the four files do not agree in size", dir.display()))
+    }
+
+    /// From the four asset files' contents; `None` when their sizes disagree.
+    pub fn from_parts(vocab: &str, table: Vec<u8>, scales: &[u8], weights: &[u8]) -> Option<Self> {
         let tokenizer = WordPiece::from_vocab(vocab)?;
         let n = tokenizer.vocab_size();
         let scales = f32_le(scales);

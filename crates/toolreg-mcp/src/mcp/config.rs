@@ -1,6 +1,6 @@
 //! Server configuration, in the shape JS passes it: `{ id, name, type: "stdio", command, args?,
-//! env?, cwd? }`, `{ id, name, type: "streamableHttp", url, headers? }`, `{ id, name, type: "sse",
-//! url, headers? }`.
+//! env?, cwd? }`, `{ id, name, type: "streamableHttp", url, headers?, oauth? }`, `{ id, name,
+//! type: "sse", url, headers?, oauth? }`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -9,6 +9,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::{Deserialize, Serialize};
 
 use super::McpError;
+use super::auth::OAuthSettings;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(
@@ -41,6 +42,9 @@ pub enum ServerConfig {
         url: String,
         #[serde(default)]
         headers: HashMap<String, String>,
+        /// A pre-registered OAuth client and the scopes to ask for; OAuth works without it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        oauth: Option<OAuthSettings>,
     },
     /// The legacy MCP 2024-11-05 "HTTP with SSE" transport.
     Sse {
@@ -50,6 +54,9 @@ pub enum ServerConfig {
         url: String,
         #[serde(default)]
         headers: HashMap<String, String>,
+        /// A pre-registered OAuth client and the scopes to ask for; OAuth works without it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        oauth: Option<OAuthSettings>,
     },
 }
 
@@ -73,6 +80,29 @@ impl ServerConfig {
             | ServerConfig::Sse { id, name, .. } => (id, name),
         };
         if name.trim().is_empty() { id } else { name }
+    }
+
+    /// The URL and OAuth settings of a remote server that does its own authorization, i.e. has
+    /// no configured `Authorization` header.
+    pub(crate) fn oauth_target(&self) -> Option<(&str, OAuthSettings)> {
+        match self {
+            ServerConfig::Stdio { .. } => None,
+            ServerConfig::StreamableHttp {
+                url,
+                headers,
+                oauth,
+                ..
+            }
+            | ServerConfig::Sse {
+                url,
+                headers,
+                oauth,
+                ..
+            } => (!headers
+                .keys()
+                .any(|k| k.trim().eq_ignore_ascii_case("authorization")))
+            .then(|| (url.as_str(), oauth.clone().unwrap_or_default())),
+        }
     }
 
     /// `"stdio" | "streamableHttp" | "sse"`, as in the config's `type`.

@@ -19,13 +19,19 @@ use std::time::Duration;
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
 use rmcp::ServiceError;
-use rmcp::model::{CallToolRequestParams, ErrorCode, Tool};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, ErrorCode,
+    ServerResult, Tool,
+};
+use rmcp::service::PeerRequestOptions;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::auth::{AuthOptions, ServerAuth};
 use super::connection::{self, ConnectFailure, ConnectParams, Connection, Listed};
+use super::events::{HubEventsHandle, ProgressSink};
 use super::process::{StderrTail, StdoutNoise};
 use super::wire_id::{build_mcp_tool_wire_id, server_segment, wire_id_server_segment};
 use super::{ElicitorHandle, McpError, ServerConfig};
@@ -54,6 +60,10 @@ pub struct HubOptions {
     /// Answers servers' `elicitation/create`; without it the hub declares no elicitation
     /// capability.
     pub elicitor: Option<ElicitorHandle>,
+    /// Hears servers' list changes and log messages.
+    pub events: Option<HubEventsHandle>,
+    /// OAuth for remote servers: how to ask the user, where tokens are kept.
+    pub auth: AuthOptions,
 }
 
 /// The backoff stops doubling after this many consecutive failures (1 s default -> 32 s).
@@ -69,6 +79,8 @@ impl Default for HubOptions {
             shutdown_grace: Duration::from_secs(2),
             reconnect_backoff: Duration::from_secs(1),
             elicitor: None,
+            events: None,
+            auth: AuthOptions::default(),
         }
     }
 }
@@ -134,6 +146,8 @@ struct HubInner {
 
 struct Slot {
     config: ServerConfig,
+    /// OAuth state of a remote server (kept across reconnects).
+    auth: Option<Arc<ServerAuth>>,
     stderr: Arc<StderrTail>,
     stdout_noise: Arc<StdoutNoise>,
     state: Mutex<SlotState>,
@@ -169,6 +183,14 @@ impl Slot {
 
     fn id(&self) -> &str {
         self.config.id()
+    }
+
+    /// Sleeps until `deadline`, not counting the time the user spends signing in.
+    async fn sleep_until(&self, deadline: Option<Instant>) {
+        match (deadline, &self.auth) {
+            (Some(deadline), Some(auth)) => auth.user_wait.sleep_until(deadline).await,
+            _ => sleep_until(deadline).await,
+        }
     }
 }
 
@@ -211,7 +233,16 @@ impl McpHub {
                 cfg.id()
             )));
         }
+        let auth = cfg.oauth_target().map(|(url, settings)| {
+            Arc::new(ServerAuth::new(
+                cfg.id(),
+                url,
+                settings,
+                self.inner.opts.auth.clone(),
+            ))
+        });
         slots.push(Arc::new(Slot {
+            auth,
             config: cfg,
             stderr: Arc::default(),
             stdout_noise: Arc::default(),
@@ -333,6 +364,21 @@ impl McpHub {
         timeout: Duration,
         cancel: Option<CancellationToken>,
     ) -> Result<Value, McpError> {
+        self.call_tool_with_progress(server_id, name, args, timeout, cancel, None)
+            .await
+    }
+
+    /// [`McpHub::call_tool`], with the server's progress notifications of this call sent to
+    /// `progress`.
+    pub async fn call_tool_with_progress(
+        &self,
+        server_id: &str,
+        name: &str,
+        args: Map<String, Value>,
+        timeout: Duration,
+        cancel: Option<CancellationToken>,
+        progress: Option<ProgressSink>,
+    ) -> Result<Value, McpError> {
         let op = format!("tools/call {name:?}");
         let slot = self.slot(server_id)?;
         let deadline = deadline_after(timeout);
@@ -341,15 +387,12 @@ impl McpHub {
             .connection(&slot, deadline, timeout, Some(&cancel), &op)
             .await?;
         let params = CallToolRequestParams::new(name.to_owned()).with_arguments(args);
-        let result = bounded_request(
-            &slot,
-            &conn,
-            &op,
-            (deadline, timeout),
-            &cancel,
-            conn.peer.call_tool(params),
-        )
-        .await?;
+        let request = match progress {
+            None => conn.peer.call_tool(params).boxed(),
+            Some(sink) => call_with_progress(conn.clone(), params, sink).boxed(),
+        };
+        let result =
+            bounded_request(&slot, &conn, &op, (deadline, timeout), &cancel, request).await?;
         match result {
             Ok(result) => Ok(result_to_json(result)),
             Err(e) => Err(service_error(&slot, &conn, &op, &e).await),
@@ -485,8 +528,9 @@ impl McpHub {
                     server: slot.id().to_owned(),
                     reason,
                 },
+                ConnectFailure::Auth(error) => error,
             }),
-            _ = sleep_until(deadline) => Err(connect_timeout(slot, format!("{op} (while connecting)"), timeout)),
+            _ = slot.sleep_until(deadline) => Err(connect_timeout(slot, format!("{op} (while connecting)"), timeout)),
             _ = cancel.cancelled() => Err(McpError::Cancelled {
                 server: slot.id().to_owned(),
                 operation: op.to_owned(),
@@ -507,12 +551,14 @@ impl McpHub {
             max_message_bytes: self.inner.opts.max_message_bytes,
             shutdown_grace: self.inner.opts.shutdown_grace,
             elicitor: self.inner.opts.elicitor.clone(),
+            events: self.inner.opts.events.clone(),
             stderr: slot.stderr.clone(),
             stdout_noise: slot.stdout_noise.clone(),
             http: match slot.config {
                 ServerConfig::Stdio { .. } => Err("stdio servers do not use HTTP".into()),
                 _ => self.http_client(),
             },
+            auth: slot.auth.clone(),
         };
         let timeout = self.inner.opts.connect_timeout;
         let backoff = self.inner.opts.reconnect_backoff;
@@ -555,9 +601,13 @@ async fn publish(
                 if st.attempt == attempt && !matches!(st.conn, ConnState::Closed) {
                     st.conn = ConnState::Failed;
                     st.last_error = Some(failure.message());
-                    let delay = backoff * (1 << st.failures.min(MAX_BACKOFF_DOUBLINGS));
-                    st.failures = st.failures.saturating_add(1);
-                    st.retry_at = Instant::now().checked_add(delay);
+                    // A missing sign-in is not a crashing server: the next call (after a
+                    // `toolreg auth login`, say) tries again at once.
+                    if !matches!(failure, ConnectFailure::Auth(_)) {
+                        let delay = backoff * (1 << st.failures.min(MAX_BACKOFF_DOUBLINGS));
+                        st.failures = st.failures.saturating_add(1);
+                        st.retry_at = Instant::now().checked_add(delay);
+                    }
                 }
             }
             return Err(failure);
@@ -671,7 +721,7 @@ async fn bounded_request<R>(
             server: slot.id().to_owned(),
             reason: format!("{reason} during {op}"),
         }),
-        _ = sleep_until(deadline) => Err(timeout_error(slot, op, timeout)),
+        _ = slot.sleep_until(deadline) => Err(timeout_error(slot, op, timeout)),
         _ = cancel.cancelled() => Err(McpError::Cancelled {
             server: slot.id().to_owned(),
             operation: op.to_owned(),
@@ -713,6 +763,9 @@ fn timeout_error(slot: &Slot, op: &str, after: Duration) -> McpError {
 
 /// Maps an rmcp error of an established connection to what the caller can act on.
 async fn service_error(slot: &Slot, conn: &Connection, op: &str, e: &ServiceError) -> McpError {
+    if let Some(auth_failure) = slot.auth.as_ref().and_then(|a| a.take_failure()) {
+        return auth_failure;
+    }
     let server = slot.id().to_owned();
     match e {
         ServiceError::McpError(data) => McpError::Call {
@@ -750,6 +803,50 @@ async fn service_error(slot: &Slot, conn: &Connection, op: &str, e: &ServiceErro
                     reason: format!("{message} ({})", conn.end_reason_now()),
                 }
             }
+        }
+    }
+}
+
+/// A `tools/call` whose progress notifications go to `sink`. rmcp gives every request a progress
+/// token of its own, known only once the request is sent, so the call is sent by hand; like
+/// `Peer::call_tool`, abandoning it (timeout, cancel) tells the server.
+async fn call_with_progress(
+    conn: Arc<Connection>,
+    params: CallToolRequestParams,
+    sink: ProgressSink,
+) -> Result<rmcp::model::CallToolResult, ServiceError> {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = conn
+        .peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await?;
+    let _route = conn.progress.add(handle.progress_token.clone(), sink);
+    let mut abandoned = CancelOnDrop {
+        peer: conn.peer.clone(),
+        id: Some(handle.id.clone()),
+    };
+    let response = handle.await_response().await;
+    abandoned.id = None;
+    match response? {
+        ServerResult::CallToolResult(result) => Ok(result),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// Sends `notifications/cancelled` for a request whose caller stopped waiting.
+struct CancelOnDrop {
+    peer: rmcp::Peer<rmcp::RoleClient>,
+    id: Option<rmcp::model::RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let peer = self.peer.clone();
+            let cancelled = CancelledNotificationParam::new(Some(id), Some("abandoned".into()));
+            tokio::spawn(async move {
+                let _ = peer.notify_cancelled(cancelled).await;
+            });
         }
     }
 }

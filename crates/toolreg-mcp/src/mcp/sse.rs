@@ -10,11 +10,20 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::StreamExt;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, WWW_AUTHENTICATE};
 use rmcp::RoleClient;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::mpsc;
+
+use super::auth::{Challenge, ServerAuth};
+
+fn bearer(request: reqwest::RequestBuilder, token: Option<&str>) -> reqwest::RequestBuilder {
+    match token {
+        Some(token) => request.bearer_auth(token),
+        None => request,
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum SseError {
@@ -29,6 +38,8 @@ pub(crate) enum SseError {
     Protocol(String),
     #[error("could not encode message: {0}")]
     Encode(#[from] serde_json::Error),
+    #[error("{0}")]
+    Auth(#[from] rmcp::transport::auth::AuthError),
 }
 
 /// The open SSE stream plus the POST endpoint it announced.
@@ -42,6 +53,38 @@ struct PostTarget {
     client: reqwest::Client,
     endpoint: reqwest::Url,
     headers: HeaderMap,
+    auth: Option<Arc<ServerAuth>>,
+}
+
+/// Sends a request with the server's current token, answering a 401/403 challenge (refresh,
+/// authorization, step-up) and sending it again, as the Streamable HTTP client does.
+async fn send_authorized(
+    auth: Option<&ServerAuth>,
+    request: impl Fn(Option<&str>) -> reqwest::RequestBuilder,
+) -> Result<reqwest::Response, SseError> {
+    let Some(auth) = auth else {
+        return Ok(request(None).send().await?);
+    };
+    let mut authorizations = 0;
+    loop {
+        let token = auth.bearer().await?;
+        let resp = request(token.as_deref()).send().await?;
+        let header = resp
+            .headers()
+            .get(WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        let challenge = match resp.status() {
+            reqwest::StatusCode::UNAUTHORIZED => Challenge::Unauthorized(header),
+            reqwest::StatusCode::FORBIDDEN if header.contains("insufficient_scope") => {
+                Challenge::InsufficientScope(header)
+            }
+            _ => return Ok(resp),
+        };
+        auth.answer(challenge, token.as_deref(), &mut authorizations)
+            .await?;
+    }
 }
 
 impl Drop for LegacySseTransport {
@@ -57,15 +100,20 @@ impl LegacySseTransport {
         url: &str,
         headers: HeaderMap,
         max_event_bytes: usize,
+        auth: Option<Arc<ServerAuth>>,
     ) -> Result<Self, SseError> {
         let base = reqwest::Url::parse(url)
             .map_err(|e| SseError::Protocol(format!("invalid url {url:?}: {e}")))?;
-        let resp = client
-            .get(base.clone())
-            .headers(headers.clone())
-            .header(ACCEPT, "text/event-stream")
-            .send()
-            .await?;
+        let resp = send_authorized(auth.as_deref(), |token| {
+            bearer(
+                client
+                    .get(base.clone())
+                    .headers(headers.clone())
+                    .header(ACCEPT, "text/event-stream"),
+                token,
+            )
+        })
+        .await?;
         let status = resp.status();
         if !status.is_success() {
             let body = resp.text().await.unwrap_or_default();
@@ -137,6 +185,7 @@ impl LegacySseTransport {
                 client,
                 endpoint,
                 headers,
+                auth,
             }),
             reader,
         })
@@ -153,14 +202,17 @@ impl Transport<RoleClient> for LegacySseTransport {
         let post = self.post.clone();
         async move {
             let body = serde_json::to_vec(&item)?;
-            let resp = post
-                .client
-                .post(post.endpoint.clone())
-                .headers(post.headers.clone())
-                .header(CONTENT_TYPE, "application/json")
-                .body(body)
-                .send()
-                .await?;
+            let resp = send_authorized(post.auth.as_deref(), |token| {
+                bearer(
+                    post.client
+                        .post(post.endpoint.clone())
+                        .headers(post.headers.clone())
+                        .header(CONTENT_TYPE, "application/json")
+                        .body(body.clone()),
+                    token,
+                )
+            })
+            .await?;
             let status = resp.status();
             if status.is_success() {
                 Ok(())

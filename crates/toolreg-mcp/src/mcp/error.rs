@@ -41,6 +41,16 @@ pub enum McpError {
         rpc_code: Option<i32>,
     },
 
+    /// The server needs a sign-in that this hub could not get: no way to ask the user, the user
+    /// did not finish, or the stored token was revoked and cannot be refreshed.
+    #[error("MCP server {server:?} needs you to sign in: {reason}")]
+    AuthRequired { server: String, reason: String },
+
+    /// The OAuth flow itself failed (discovery, registration, token exchange, a server that
+    /// keeps refusing the scopes it was granted).
+    #[error("authorization with MCP server {server:?} failed: {reason}")]
+    Auth { server: String, reason: String },
+
     /// The connection ended (process exited, stream closed, server removed, hub closed).
     #[error("connection to MCP server {server:?} closed: {reason}")]
     Closed { server: String, reason: String },
@@ -57,6 +67,8 @@ impl McpError {
             McpError::Cancelled { .. } => "TOOLREG_MCP_CANCELLED",
             McpError::Call { .. } => "TOOLREG_MCP_CALL",
             McpError::Closed { .. } => "TOOLREG_MCP_CLOSED",
+            McpError::AuthRequired { .. } => "TOOLREG_MCP_AUTH_REQUIRED",
+            McpError::Auth { .. } => "TOOLREG_MCP_AUTH",
         }
     }
 
@@ -69,7 +81,9 @@ impl McpError {
             | McpError::Timeout { server, .. }
             | McpError::Cancelled { server, .. }
             | McpError::Call { server, .. }
-            | McpError::Closed { server, .. } => Some(server),
+            | McpError::Closed { server, .. }
+            | McpError::AuthRequired { server, .. }
+            | McpError::Auth { server, .. } => Some(server),
         }
     }
 }

@@ -7,9 +7,13 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared, WeakShared};
+// Logging is deprecated for the 2026 protocol (SEP-2577); servers of 2025-06-18 and 2025-11-25,
+// the ones in use, still send it.
+#[allow(deprecated)]
+use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
-    Implementation, ProtocolVersion, Tool,
+    Implementation, ProgressNotificationParam, ProtocolVersion, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
@@ -20,11 +24,14 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::ServerConfig;
+use super::auth::ServerAuth;
 use super::config::header_map;
 use super::elicit::{ElicitorHandle, apply_defaults};
+use super::events::{HubEventsHandle, ProgressRoutes};
+use super::http::{HubHttp, StandaloneStream};
 use super::process::{self, ChildProcess, StderrTail, StdoutNoise, describe_exit};
 use super::sse::LegacySseTransport;
+use super::{McpError, ServerConfig};
 
 /// Everything needed to open a connection; cloned into the connect task.
 #[derive(Clone)]
@@ -35,9 +42,12 @@ pub(crate) struct ConnectParams {
     pub max_message_bytes: usize,
     pub shutdown_grace: Duration,
     pub elicitor: Option<ElicitorHandle>,
+    pub events: Option<HubEventsHandle>,
     pub stderr: Arc<StderrTail>,
     pub stdout_noise: Arc<StdoutNoise>,
     pub http: Result<reqwest::Client, String>,
+    /// OAuth of a remote server that has no configured `Authorization` header.
+    pub auth: Option<Arc<ServerAuth>>,
 }
 
 /// Why a connect attempt did not produce a connection. `Clone`: one attempt is shared.
@@ -47,6 +57,8 @@ pub(crate) enum ConnectFailure {
     /// The attempt was abandoned (server removed, hub closed).
     Cancelled,
     Failed(String),
+    /// The server needs authorization that could not be obtained.
+    Auth(McpError),
 }
 
 impl ConnectFailure {
@@ -60,6 +72,7 @@ impl ConnectFailure {
             }
             ConnectFailure::Cancelled => "the connection attempt was cancelled".into(),
             ConnectFailure::Failed(m) => m.clone(),
+            ConnectFailure::Auth(e) => e.to_string(),
         }
     }
 }
@@ -143,6 +156,8 @@ pub(crate) struct HubClient {
     tools: Arc<ToolCache>,
     server_id: String,
     elicitor: Option<ElicitorHandle>,
+    events: Option<HubEventsHandle>,
+    progress: Arc<ProgressRoutes>,
 }
 
 impl ClientHandler for HubClient {
@@ -152,6 +167,30 @@ impl ClientHandler for HubClient {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools.invalidate();
+        if let Some(events) = &self.events {
+            events.0.tools_changed(&self.server_id);
+        }
+    }
+
+    async fn on_progress(
+        &self,
+        notification: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.deliver(notification);
+    }
+
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        notification: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(events) = &self.events
+            && let Ok(message) = serde_json::to_value(&notification)
+        {
+            events.0.log(&self.server_id, message);
+        }
     }
 
     async fn create_elicitation(
@@ -188,6 +227,8 @@ pub(crate) type Running = RunningService<RoleClient, HubClient>;
 pub(crate) struct Connection {
     pub peer: Peer<RoleClient>,
     pub tools: Arc<ToolCache>,
+    /// Where the progress of this connection's calls goes.
+    pub progress: Arc<ProgressRoutes>,
     pub protocol_version: Option<String>,
     child: Option<ChildProcess>,
     /// Stops rmcp's service loop (which then closes the transport).
@@ -307,6 +348,7 @@ pub(crate) async fn connect(
     timeout: Duration,
 ) -> Result<(Arc<Connection>, Running), ConnectFailure> {
     let tools = Arc::new(ToolCache::default());
+    let progress = Arc::new(ProgressRoutes::default());
     let mut capabilities = ClientCapabilities::default();
     if p.elicitor.is_some() {
         // Form mode only: the host answers with field values, it opens no URLs.
@@ -325,6 +367,8 @@ pub(crate) async fn connect(
         tools: tools.clone(),
         server_id: p.config.id().to_owned(),
         elicitor: p.elicitor.clone(),
+        events: p.events.clone(),
+        progress: progress.clone(),
     };
     let ct = CancellationToken::new();
     let serve_ct = ct.clone();
@@ -351,7 +395,7 @@ pub(crate) async fn connect(
             let transport =
                 AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin)
                     .with_max_line_length(p.max_message_bytes);
-            bounded(handshake(handler, transport, serve_ct), cancel, timeout).await
+            bounded(handshake(handler, transport, serve_ct), cancel, timeout, p).await
         }
         ServerConfig::StreamableHttp {
             id, url, headers, ..
@@ -366,8 +410,19 @@ pub(crate) async fn connect(
                 .custom_headers(headers)
                 .max_json_response_size(p.max_message_bytes)
                 .max_sse_event_size(p.max_message_bytes);
+            let stream = Arc::new(StandaloneStream::default());
+            let client = HubHttp {
+                inner: client,
+                auth: p.auth.clone(),
+                stream: stream.clone(),
+            };
             let transport = StreamableHttpClientTransport::with_client(client, config);
-            bounded(handshake(handler, transport, serve_ct), cancel, timeout).await
+            let open = async move {
+                let running = handshake(handler, transport, serve_ct).await?;
+                stream.opened().await;
+                Ok(running)
+            };
+            bounded(open, cancel, timeout, p).await
         }
         ServerConfig::Sse {
             id, url, headers, ..
@@ -377,16 +432,22 @@ pub(crate) async fn connect(
                 header_map(id, headers).map_err(|e| ConnectFailure::Failed(e.to_string()))?;
             let max = p.max_message_bytes;
             let url = url.trim().to_owned();
+            let auth = p.auth.clone();
             let open = async move {
-                let transport = LegacySseTransport::connect(client, &url, headers, max)
+                let transport = LegacySseTransport::connect(client, &url, headers, max, auth)
                     .await
                     .map_err(|e| format!("could not open the SSE stream: {e}"))?;
                 handshake(handler, transport, serve_ct).await
             };
-            bounded(open, cancel, timeout).await
+            bounded(open, cancel, timeout, p).await
         }
     };
 
+    // An authorization that gave up says why better than the transport error it caused.
+    let outcome = match (outcome, p.auth.as_ref().and_then(|a| a.take_failure())) {
+        (Ok(Err(_)), Some(auth_failure)) => return Err(ConnectFailure::Auth(auth_failure)),
+        (outcome, _) => outcome,
+    };
     let running = match outcome {
         Ok(Ok(running)) => running,
         Ok(Err(reason)) => {
@@ -421,6 +482,7 @@ pub(crate) async fn connect(
     let conn = Arc::new(Connection {
         peer: running.peer().clone(),
         tools,
+        progress,
         protocol_version,
         child,
         ct,
@@ -449,14 +511,23 @@ where
         .map_err(|e| error_chain(&e))
 }
 
+/// The time the user spends signing in does not count against `timeout`.
 async fn bounded<T>(
     fut: impl Future<Output = T>,
     cancel: &CancellationToken,
     timeout: Duration,
+    p: &ConnectParams,
 ) -> Result<T, ConnectFailure> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    let expired = async {
+        match &p.auth {
+            Some(auth) => auth.user_wait.sleep_until(deadline).await,
+            None => tokio::time::sleep_until(deadline).await,
+        }
+    };
     tokio::select! {
         r = fut => Ok(r),
-        _ = tokio::time::sleep(timeout) => Err(ConnectFailure::Timeout(timeout)),
+        _ = expired => Err(ConnectFailure::Timeout(timeout)),
         _ = cancel.cancelled() => Err(ConnectFailure::Cancelled),
     }
 }

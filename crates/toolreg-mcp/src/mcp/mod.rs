@@ -8,24 +8,35 @@
 //! - [`config`]: the server configuration accepted from JS (`{ type: "stdio" | ... }`).
 //! - [`error`]: [`McpError`] with stable `TOOLREG_MCP_*` codes.
 //! - [`elicit`]: a server asking the user for input, answered by the host.
+//! - [`events`]: list changes, log messages and progress, passed on to the host.
+//! - [`auth`]: OAuth 2.1 for remote servers (rmcp's flows; the host's browser step and store).
 //! - [`hub`]: lazy connect, reconnect, tool-list cache, timeouts, cancellation, status, close.
 //! - `connection`: opening one connection per transport and tearing it down.
+//! - `http`: the Streamable HTTP client given to rmcp (OAuth, standalone stream ordering).
 //! - `process`: the stdio child (process group, reaping, stderr ring buffer).
 //! - `sse`: the MCP 2024-11-05 HTTP+SSE client transport that rmcp no longer ships.
 //! - [`wire_id`]: provider-safe tool names (`mcp__<server>__<tool>_<digest>`).
 
+pub mod auth;
 pub mod config;
 mod connection;
 pub mod elicit;
 pub mod error;
+pub mod events;
+mod http;
 pub mod hub;
 mod process;
 mod sse;
 pub mod wire_id;
 
+pub use auth::{
+    AuthOptions, AuthorizationPrompt, Authorizer, OAuthSettings, StoredTokenInfo, TokenStore,
+    describe_stored_token,
+};
 pub use config::ServerConfig;
 pub use elicit::{ElicitFuture, Elicitor, ElicitorHandle};
 pub use error::McpError;
+pub use events::{HubEvents, HubEventsHandle, ProgressSink};
 pub use hub::{ConnectionState, HubOptions, McpHub, ServerStatus};
 /// The tool descriptor returned by [`McpHub::list_tools`]; serialises to the MCP wire shape
 /// (`name`, `title`, `description`, `inputSchema`, `outputSchema`, `annotations`, ...).

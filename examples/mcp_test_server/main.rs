@@ -4,7 +4,7 @@
 //! mcp_test_server [--transport stdio|http|sse] [--port N] [--tools N] [--page-size N]
 //!                 [--slow-start-ms N] [--hang-on-list] [--malformed[=noise|only|exit]]
 //!                 [--protocol 2024-11-05] [--name NAME] [--linger] [--ignore-sigterm]
-//!                 [--spawn-grandchild] [--no-tools]
+//!                 [--spawn-grandchild] [--no-tools] [--oauth] [--oauth-token-ttl S]
 //! ```
 //! Every flag can also be given as an env var: `MCP_TEST_<FLAG>` (e.g. `MCP_TEST_TOOLS=10000`).
 //!
@@ -15,7 +15,8 @@
 //!   cancellation, counted by `cancelled_count`), `crash` (exits mid-call with status 3),
 //!   `big {mb}` (text of N MiB), `image` (a PNG content block), `toggle` (adds/removes tool
 //!   `toggled` and emits tools/list_changed), `storm {count}` (emits N list_changed),
-//!   `fail` (isError result), `stderr {text, repeat}`, `pid`, `grandchild_pid`, `list_count`
+//!   `fail` (isError result), `progress {steps}` (progress notifications), `log {text}` (a
+//!   warning log message), `stderr {text, repeat}`, `pid`, `grandchild_pid`, `list_count`
 //!   (tools/list requests answered), plus
 //!   `--tools N` generated tools `gen_00000`… served in pages of `--page-size` (100).
 //! - Faults: `--slow-start-ms` sleeps before serving; `--hang-on-list` never answers
@@ -24,6 +25,8 @@
 //!   `initialize` with version V only; `--linger` keeps running after stdin closes;
 //!   `--ignore-sigterm`; `--spawn-grandchild` starts a `sleep` child in the same group;
 //!   `--no-tools` declares no tools capability and answers tools/list "method not found".
+//! - `--oauth` (http/sse): the MCP endpoints need a token from the server's own OAuth 2.1
+//!   authorization server (`oauth.rs`).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -50,6 +53,8 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
+mod oauth;
+
 static CANCELLED: AtomicU64 = AtomicU64::new(0);
 /// tools/list requests served (pages count one each), so benchmarks can see the cache work.
 static LIST_REQUESTS: AtomicU64 = AtomicU64::new(0);
@@ -74,6 +79,8 @@ struct Opts {
     ignore_sigterm: bool,
     spawn_grandchild: bool,
     no_tools: bool,
+    oauth: bool,
+    oauth_token_ttl: u64,
 }
 
 fn parse_opts() -> Opts {
@@ -100,6 +107,7 @@ fn parse_opts() -> Opts {
                         | "ignore-sigterm"
                         | "spawn-grandchild"
                         | "no-tools"
+                        | "oauth"
                 );
                 let v = if takes_value {
                     args.next().unwrap_or_default()
@@ -128,6 +136,8 @@ fn parse_opts() -> Opts {
             other => other.to_owned(),
         }),
         protocol: flags.get("protocol").cloned(),
+        oauth: on("oauth"),
+        oauth_token_ttl: num("oauth-token-ttl", 3600),
         name: flags
             .get("name")
             .cloned()
@@ -235,6 +245,16 @@ impl TestServer {
                 obj_schema(json!({}), &[]),
             ),
             Tool::new(
+                "progress",
+                "Report steps progress notifications 20 ms apart (when asked for), then answer",
+                obj_schema(json!({"steps": {"type": "integer"}}), &["steps"]),
+            ),
+            Tool::new(
+                "log",
+                "Send text as a log message at the warning level",
+                obj_schema(json!({"text": {"type": "string"}}), &["text"]),
+            ),
+            Tool::new(
                 "stderr",
                 "Write text to stderr repeat times",
                 obj_schema(
@@ -274,7 +294,9 @@ impl ServerHandler for TestServer {
         let capabilities = if self.opts.no_tools {
             ServerCapabilities::builder().enable_prompts().build()
         } else {
+            #[allow(deprecated)] // logging: see the `log` tool
             ServerCapabilities::builder()
+                .enable_logging()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .build()
@@ -396,6 +418,32 @@ impl ServerHandler for TestServer {
                 }
                 Ok(text(format!("sent {count}")))
             }
+            "progress" => {
+                let steps = num("steps") as u64;
+                if let Some(token) = context.meta.get_progress_token() {
+                    for step in 1..=steps {
+                        let mut param =
+                            rmcp::model::ProgressNotificationParam::new(token.clone(), step as f64);
+                        param.total = Some(steps as f64);
+                        param.message = Some(format!("step {step}"));
+                        let _ = context.peer.notify_progress(param).await;
+                        // Work takes time: clients (the TypeScript SDK among them) drop progress
+                        // that arrives in the same read as the answer.
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                }
+                Ok(text(format!("done in {steps} steps")))
+            }
+            "log" => {
+                #[allow(deprecated)] // logging is still what 2025-11-25 clients read
+                let message = rmcp::model::LoggingMessageNotificationParam::new(
+                    rmcp::model::LoggingLevel::Warning,
+                    json!(args.get("text").and_then(Value::as_str).unwrap_or_default()),
+                );
+                #[allow(deprecated)]
+                let _ = context.peer.notify_logging_message(message).await;
+                Ok(text("logged"))
+            }
             "fail" => Ok(CallToolResponse::Complete(CallToolResult::error(vec![
                 ContentBlock::text("this tool always fails"),
             ]))),
@@ -515,9 +563,13 @@ type Body = BoxBody<Bytes, Infallible>;
 type Sessions =
     Arc<Mutex<HashMap<String, futures::channel::mpsc::UnboundedSender<ClientJsonRpcMessage>>>>;
 
-async fn run_http(server: TestServer, _opts: &Opts) -> Result<(), Box<dyn std::error::Error>> {
+async fn run_http(server: TestServer, opts: &Opts) -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", server.opts.port)).await?;
-    println!("LISTENING {}", listener.local_addr()?.port());
+    let port = listener.local_addr()?.port();
+    let oauth = opts
+        .oauth
+        .then(|| Arc::new(oauth::OAuthServer::new(port, opts.oauth_token_ttl)));
+    println!("LISTENING {port}");
     std::io::stdout().flush()?;
     let factory_server = server.clone();
     let streamable = StreamableHttpService::new(
@@ -533,13 +585,23 @@ async fn run_http(server: TestServer, _opts: &Opts) -> Result<(), Box<dyn std::e
         let sessions = sessions.clone();
         let next_session = next_session.clone();
         let server = server.clone();
+        let oauth = oauth.clone();
         tokio::spawn(async move {
             let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
                 let streamable = streamable.clone();
                 let sessions = sessions.clone();
                 let next_session = next_session.clone();
                 let server = server.clone();
+                let oauth = oauth.clone();
                 async move {
+                    if let Some(oauth) = &oauth {
+                        if oauth::OAuthServer::serves(req.uri().path()) {
+                            return Ok(oauth.handle(req).await);
+                        }
+                        if let Some(refusal) = oauth.check(&req) {
+                            return Ok(refusal);
+                        }
+                    }
                     let resp = match (req.method(), req.uri().path()) {
                         (_, "/mcp") => streamable.handle(req).await,
                         (&Method::GET, "/sse") => {

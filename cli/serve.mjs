@@ -1,0 +1,212 @@
+// `toolreg serve`: one MCP server in front of the configured ones, for MCP clients toolreg did
+// not write. The client sees what the defer decision keeps inline, under the tools' own names,
+// plus tool_search / tool_inspect / tool_invoke (and tool_exec) for the rest; the instructions
+// carry the deferred-tools section. rmcp speaks the protocol (crates/toolreg-mcp/src/gateway); this file decides
+// what is listed and runs the calls.
+import { randomBytes } from 'node:crypto'
+import { createRequire } from 'node:module'
+import { readCachedTools, writeCachedTools } from './cache.mjs'
+import { fileTokenStore } from './auth.mjs'
+
+const require = createRequire(import.meta.url)
+const native = require('../binding.js')
+const { McpHub, ToolRegistry, applyDeferExposition, syncMcpToolsToRegistry } = require('../index.js')
+const { MetaToolName } = require('../js/meta/shared.js')
+
+const META_ORDER = [MetaToolName.Search, MetaToolName.Inspect, MetaToolName.Invoke, 'tool_exec']
+
+const isMcpResult = (output) => output !== null && typeof output === 'object' && Array.isArray(output.content)
+
+/** A text result, for the failures the gateway itself reports. */
+const textResult = (text, isError) => ({ content: [{ type: 'text', text }], isError })
+
+/** One part of an AI SDK tool's model output as an MCP content block. */
+function contentBlockOf(part) {
+  if (part.type === 'text') return { type: 'text', text: part.text }
+  if (part.type === 'image-data' || (part.type === 'media' && part.mediaType?.startsWith('image/'))) {
+    return { type: 'image', data: part.data, mimeType: part.mediaType }
+  }
+  if (part.type === 'file-data' || part.type === 'media') {
+    return { type: 'resource', resource: { uri: `data:${part.mediaType}`, mimeType: part.mediaType, blob: part.data } }
+  }
+  return { type: 'text', text: JSON.stringify(part) }
+}
+
+/**
+ * A meta-tool's output as an MCP `CallToolResult`: what the model would read (its
+ * `toModelOutput`), and an MCP tool's own result whole (every content type, `isError`).
+ */
+async function callResultOf(tool, output, toolCallId, input) {
+  if (isMcpResult(output)) return { ...output, isError: output.isError === true }
+  const shown = tool.toModelOutput ? await tool.toModelOutput({ toolCallId, input, output }) : { type: 'json', value: output }
+  switch (shown?.type) {
+    case 'text':
+    case 'error-text':
+      return textResult(String(shown.value), shown.type === 'error-text')
+    case 'content':
+      return { content: shown.value.map(contentBlockOf), isError: false }
+    default:
+      return textResult(JSON.stringify(shown?.value ?? null, null, 2), shown?.type === 'error-json')
+  }
+}
+
+/** The MCP definition of a meta-tool (an AI SDK tool). */
+async function metaDefinition(name, tool) {
+  return { name, description: tool.description ?? '', inputSchema: await tool.inputSchema.jsonSchema }
+}
+
+/**
+ * Builds the gateway over `servers` (hub configs from the CLI's config loader): lists each
+ * server from the tools/list cache when it is fresh (else live, and caches it), decides what
+ * stays inline for `contextWindow`, and returns `{ gateway, summary, close }`. Servers start
+ * only to list an uncached server or to run a call.
+ */
+export async function createGateway(servers, { contextWindow, exec = false, timeoutMs = 30_000, log = () => {} } = {}) {
+  // A server's list change is listed anew and re-announced; its logs go to the clients.
+  let relisting = Promise.resolve()
+  const onToolsChanged = (serverId) => {
+    relisting = relisting.then(async () => {
+      const config = configs.get(serverId)
+      try {
+        writeCachedTools(config, await hub.listTools(serverId, { timeoutMs }))
+        await build()
+        gateway.setInstructions(instructions)
+        await gateway.notifyToolsChanged()
+      } catch (error) {
+        log(`warning: could not list ${serverId} after it changed its tools: ${error.message}`)
+      }
+    })
+  }
+  const hub = new McpHub({
+    servers: servers.map((s) => s.config),
+    connectTimeoutMs: timeoutMs,
+    auth: { tokenStore: fileTokenStore() },
+    onToolsChanged,
+    onLog: ({ serverId, ...message }) => gateway.log(JSON.stringify({ ...message, logger: message.logger ?? serverId })),
+  })
+  const configs = new Map(servers.map((s) => [s.config.id, s.config]))
+  const descriptors = new Map()
+  const adapter = {
+    servers: servers.map((s) => ({ id: s.config.id, name: s.config.name })),
+    async listTools(serverId, { timeoutMs: listTimeout } = {}) {
+      const config = configs.get(serverId)
+      const cached = readCachedTools(config)
+      const tools = cached ? cached.tools : await hub.listTools(serverId, { timeoutMs: listTimeout })
+      if (!cached) writeCachedTools(config, tools)
+      for (const t of tools) descriptors.set(`${serverId}\0${t.name}`, t)
+      return tools
+    },
+    callTool: (serverId, name, args, opts) => hub.callTool(serverId, name, args, opts),
+  }
+  const registry = new ToolRegistry()
+  let exposed = new Map()
+  let definitions = []
+  let instructions = null
+  let summary
+  /** Lists (from the cache where fresh), decides what stays inline, and builds the tool list. */
+  async function build() {
+    // Destructive tools stay inline and gated: the client's own confirmation applies to them,
+    // and tool_invoke / tool_exec refuse them.
+    const synced = await syncMcpToolsToRegistry(registry, adapter, {
+      timeoutMs,
+      needsApproval: (info) => info.annotations?.destructiveHint === true,
+    })
+    for (const { serverId, error } of synced.failedServers) log(`warning: ${serverId} is left out: ${error}`)
+    const active = registry.selectActiveTools({ mcpToolIds: new Set(synced.registered) })
+    const exposition = await applyDeferExposition(active, registry, contextWindow, { exec })
+
+    // Inline MCP tools keep their own names; a name two servers share (or a meta-tool's) gets
+    // the collision-free wire id instead.
+    const inline = Object.keys(exposition.tools).filter((name) => !META_ORDER.includes(name))
+    const owners = new Map()
+    for (const name of inline) {
+      const toolName = registry.getByName(name)?.mcp?.toolName ?? name
+      owners.set(toolName, (owners.get(toolName) ?? 0) + 1)
+    }
+    const nextExposed = new Map()
+    for (const name of inline) {
+      const entry = registry.getByName(name)
+      const own = entry?.mcp?.toolName
+      const unique = own && owners.get(own) === 1 && !META_ORDER.includes(own)
+      nextExposed.set(unique ? own : name, { entry, tool: exposition.tools[name] })
+    }
+    const nextDefinitions = []
+    for (const name of META_ORDER) {
+      if (exposition.tools[name]) nextDefinitions.push(await metaDefinition(name, exposition.tools[name]))
+    }
+    for (const [name, { entry, tool }] of [...nextExposed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const descriptor = entry?.mcp && descriptors.get(`${entry.mcp.serverId}\0${entry.mcp.toolName}`)
+      const definition = descriptor ? { ...descriptor, name } : await metaDefinition(name, tool)
+      // Kept inline on purpose: clients that defer on their own should not (Claude's hint).
+      nextDefinitions.push({ ...definition, _meta: { ...definition._meta, 'anthropic/alwaysLoad': true } })
+    }
+    for (const name of META_ORDER) if (exposition.tools[name]) nextExposed.set(name, { tool: exposition.tools[name] })
+    exposed = nextExposed
+    definitions = nextDefinitions
+    instructions = exposition.systemPrompt ?? null
+    summary = {
+      servers: servers.length,
+      failedServers: synced.failedServers.length,
+      tools: synced.registered.length,
+      inline: inline.length,
+      deferred: exposition.deferredEntries?.length ?? 0,
+      listed: definitions.length,
+    }
+  }
+  await build()
+
+  const running = new Map()
+  const host = {
+    list: () => definitions,
+    async call({ id, name, arguments: args }) {
+      const target = exposed.get(name)
+      if (!target) return { error: `no tool named ${JSON.stringify(name)} on this gateway` }
+      // A server's own tool is called by the gateway itself: every content type and isError
+      // as sent, its progress passed on in order.
+      if (target.entry?.mcp) return { forward: { serverId: target.entry.mcp.serverId, tool: target.entry.mcp.toolName } }
+      const controller = new AbortController()
+      running.set(id, controller)
+      try {
+        const toolCallId = `gateway-${id}`
+        const output = await target.tool.execute(args ?? {}, { toolCallId, messages: [], abortSignal: controller.signal })
+        return await callResultOf(target.tool, output, toolCallId, args ?? {})
+      } catch (error) {
+        // An MCP tool that failed (McpToolError) keeps its own result; anything else is its message.
+        return isMcpResult(error?.result) ? { ...error.result, isError: true } : textResult(error?.message ?? String(error), true)
+      } finally {
+        running.delete(id)
+      }
+    },
+    cancel({ id }) {
+      running.get(id)?.abort()
+      return null
+    },
+  }
+  const version = JSON.parse(require('node:fs').readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version
+  const gateway = new native.NativeGateway(
+    'toolreg',
+    version,
+    instructions,
+    (json) =>
+      Promise.resolve(JSON.parse(json))
+        .then((request) => host[request.op](request))
+        .then((answer) => JSON.stringify(answer ?? null)),
+    McpHub.nativeOf(hub),
+  )
+  return {
+    gateway,
+    get summary() {
+      return summary
+    },
+    async close() {
+      gateway.close()
+      for (const controller of running.values()) controller.abort()
+      await hub.close()
+    },
+  }
+}
+
+/** A bearer token for HTTP mode: TOOLREG_SERVE_TOKEN, else 32 random bytes. */
+export function serveToken(env = process.env) {
+  return env.TOOLREG_SERVE_TOKEN || randomBytes(32).toString('base64url')
+}

@@ -1,0 +1,68 @@
+//! What servers tell the host outside any answer: a changed tool list, a log message, a call's
+//! progress. The host hears the first two through [`HubEvents`]; progress goes to the sink
+//! given with the call.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use serde_json::Value;
+
+/// Notifications from servers, for the host.
+pub trait HubEvents: Send + Sync {
+    /// The server sent `notifications/tools/list_changed` (the hub's cached list is dropped).
+    fn tools_changed(&self, server_id: &str);
+    /// The server sent `notifications/message`: its params (`level`, `logger?`, `data`).
+    fn log(&self, server_id: &str, message: Value);
+}
+
+/// A shared [`HubEvents`], printable in options.
+#[derive(Clone)]
+pub struct HubEventsHandle(pub Arc<dyn HubEvents>);
+
+impl fmt::Debug for HubEventsHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("HubEvents")
+    }
+}
+
+/// Where one call's progress goes: `(progress, total, message)`.
+pub type ProgressSink = Arc<dyn Fn(f64, Option<f64>, Option<String>) + Send + Sync>;
+
+/// The sinks of a connection's calls in flight, by the progress token each call sent.
+#[derive(Default)]
+pub(crate) struct ProgressRoutes(Mutex<HashMap<ProgressToken, ProgressSink>>);
+
+impl ProgressRoutes {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, ProgressSink>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn add(self: &Arc<Self>, token: ProgressToken, sink: ProgressSink) -> ProgressRoute {
+        self.lock().insert(token.clone(), sink);
+        ProgressRoute {
+            routes: self.clone(),
+            token,
+        }
+    }
+
+    pub(crate) fn deliver(&self, progress: ProgressNotificationParam) {
+        let sink = self.lock().get(&progress.progress_token).cloned();
+        if let Some(sink) = sink {
+            sink(progress.progress, progress.total, progress.message);
+        }
+    }
+}
+
+/// Removes a call's sink when the call ends, however it ends.
+pub(crate) struct ProgressRoute {
+    routes: Arc<ProgressRoutes>,
+    token: ProgressToken,
+}
+
+impl Drop for ProgressRoute {
+    fn drop(&mut self) {
+        self.routes.lock().remove(&self.token);
+    }
+}

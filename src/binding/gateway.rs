@@ -1,0 +1,162 @@
+//! `toolreg serve`'s MCP server for JS: the JS host answers `list` and `call` (and hears
+//! `cancel`) through one JSON callback; see `cli/serve.mjs`.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use rmcp::model::{CallToolResult, Tool};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::callback::JsCallback;
+use super::mcp::NativeMcpHub;
+use crate::gateway::{
+    Gateway, GatewayCall, GatewayHost, GatewayInfo, HostAnswer, HttpOptions, serve_http,
+};
+
+struct JsHost(JsCallback);
+
+impl GatewayHost for JsHost {
+    fn list_tools(&self) -> BoxFuture<'static, std::result::Result<Vec<Tool>, String>> {
+        let call = self.0.call(json!({ "op": "list" }), "list");
+        Box::pin(async move {
+            serde_json::from_value(call.await?)
+                .map_err(|e| format!("the gateway's tool list is not valid: {e}"))
+        })
+    }
+
+    fn call_tool(
+        &self,
+        call: GatewayCall,
+    ) -> BoxFuture<'static, std::result::Result<HostAnswer, String>> {
+        let request = json!({ "op": "call", "id": call.id, "name": call.name, "arguments": call.arguments,
+            "progress": call.wants_progress,
+        });
+        let call = self.0.call(request, "call");
+        Box::pin(async move {
+            match call.await? {
+                // `{ error }`: a call that cannot be made (unknown tool).
+                Value::Object(o) if o.contains_key("error") && !o.contains_key("content") => {
+                    Err(o["error"].as_str().unwrap_or("the call failed").to_owned())
+                }
+                // `{ forward: { serverId, tool } }`: a server's own tool, called from here.
+                Value::Object(o) if o.contains_key("forward") => {
+                    let target = &o["forward"];
+                    match (target["serverId"].as_str(), target["tool"].as_str()) {
+                        (Some(server_id), Some(tool)) => Ok(HostAnswer::Forward {
+                            server_id: server_id.to_owned(),
+                            tool: tool.to_owned(),
+                        }),
+                        _ => Err("the host's forward names no serverId and tool".into()),
+                    }
+                }
+                result => serde_json::from_value::<CallToolResult>(result)
+                    .map(HostAnswer::Done)
+                    .map_err(|e| format!("the tool result is not a valid MCP result: {e}")),
+            }
+        })
+    }
+
+    fn cancel(&self, id: u64) {
+        // The host aborts the call's signal.
+        self.0.notify(json!({ "op": "cancel", "id": id }));
+    }
+}
+
+#[napi]
+pub struct NativeGateway {
+    gateway: Gateway,
+    ct: CancellationToken,
+}
+
+#[napi]
+impl NativeGateway {
+    /// `host(requestJson) → Promise<answerJson>`: `{ op: "list" }` → an array of MCP tools;
+    /// `{ op: "call", id, name, arguments, progress }` → a `CallToolResult`, `{ error }`, or
+    /// `{ forward: { serverId, tool } }` to call that tool of `hub` from here;
+    /// `{ op: "cancel", id }`.
+    #[napi(constructor)]
+    pub fn new(
+        name: String,
+        version: String,
+        instructions: Option<String>,
+        host: Function<'_, String, Promise<String>>,
+        hub: Option<&NativeMcpHub>,
+    ) -> Result<Self> {
+        let host = Arc::new(JsHost(JsCallback::new(host)?));
+        Ok(NativeGateway {
+            gateway: Gateway::new(
+                host,
+                GatewayInfo {
+                    name,
+                    version,
+                    instructions,
+                },
+                hub.map(NativeMcpHub::handle),
+            ),
+            ct: CancellationToken::new(),
+        })
+    }
+
+    /// Serves one client over this process's stdin/stdout; resolves when it disconnects.
+    #[napi]
+    pub async fn serve_stdio(&self) -> Result<()> {
+        self.gateway
+            .serve_stdio(self.ct.child_token())
+            .await
+            .map_err(|e| Error::new(Status::GenericFailure, e))
+    }
+
+    /// Listens on `host:port` (0: a free port) and serves `/mcp` until `close()`; resolves to
+    /// the bound port once listening. Without `token` every request is served.
+    #[napi]
+    pub async fn serve_http(&self, host: String, port: u32, token: Option<String>) -> Result<u32> {
+        let port = u16::try_from(port)
+            .map_err(|_| Error::new(Status::InvalidArg, format!("{port} is not a TCP port")))?;
+        let options = HttpOptions { host, port, token };
+        serve_http(self.gateway.clone(), options, self.ct.clone())
+            .await
+            .map(u32::from)
+            .map_err(|e| Error::new(Status::GenericFailure, e))
+    }
+
+    /// A server's log message (`notifications/message` params) for the clients.
+    #[napi]
+    pub async fn log(&self, message_json: String) {
+        if let Ok(message) = serde_json::from_str(&message_json) {
+            self.gateway.log(message).await;
+        }
+    }
+
+    #[napi]
+    pub fn set_instructions(&self, instructions: Option<String>) {
+        self.gateway.set_instructions(instructions);
+    }
+
+    #[napi]
+    pub async fn notify_tools_changed(&self) {
+        self.gateway.notify_tools_changed().await;
+    }
+
+    /// Progress of the call `id` the host is running.
+    #[napi]
+    pub async fn progress(
+        &self,
+        id: u32,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) {
+        self.gateway
+            .progress(u64::from(id), progress, total, message)
+            .await;
+    }
+
+    /// Stops serving: open sessions end, the HTTP listener closes.
+    #[napi]
+    pub fn close(&self) {
+        self.ct.cancel();
+    }
+}
