@@ -1,7 +1,13 @@
 // Static checks of cross-built binaries, from the object tools Debian ships (binutils for ELF and
 // MinGW's objdump for PE, LLVM's objdump for Mach-O). Each check returns { name, ok, detail }.
+//
+//   node scripts/cross/checks.mjs elf <addon> <toolreg-exec> <x86-64|aarch64>
+//
+// runs the ELF checks on a native build (CI's Linux jobs) and exits 1 when one fails.
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 const out = (command, args) => execFileSync(command, args, { encoding: 'utf8', maxBuffer: 256 << 20 })
 const result = (name, ok, detail) => ({ name, ok, detail })
@@ -30,6 +36,15 @@ export function elfNeeded(file, objdump = 'objdump') {
   return [...out(objdump, ['-p', file]).matchAll(/^\s*NEEDED\s+(\S+)/gm)].map((m) => m[1])
 }
 
+/** The newest glibc the Linux packages may need (Debian 12, Ubuntu 22.04 and later): what their READMEs and docs/platforms.md promise. */
+export const GLIBC_FLOOR = '2.35'
+
+const numbers = (version) => version.split('.').map(Number)
+const atMost = (version, limit) => {
+  const [a, b] = [numbers(version), numbers(limit)]
+  return a[0] < b[0] || (a[0] === b[0] && (a[1] ?? 0) <= (b[1] ?? 0))
+}
+
 export function elfChecks({ addon, helper, machine, objdump }) {
   const glibcLibs = /^(libc|libm|libdl|libpthread|librt|libgcc_s|ld-linux-aarch64|ld-linux-x86-64)\.so\.\d+$/
   const checks = []
@@ -38,7 +53,9 @@ export function elfChecks({ addon, helper, machine, objdump }) {
     checks.push(result(`${what} is ${machine} ELF`, arch === machine, arch))
     const needed = elfNeeded(file, objdump)
     const foreign = needed.filter((lib) => !glibcLibs.test(lib))
-    checks.push(result(`${what} needs only glibc's libraries`, foreign.length === 0, `${needed.join(', ')}; GLIBC ${glibcNeeded(file, objdump)}`))
+    checks.push(result(`${what} needs only glibc's libraries`, foreign.length === 0, needed.join(', ')))
+    const glibc = glibcNeeded(file, objdump)
+    checks.push(result(`${what} needs glibc ≤ ${GLIBC_FLOOR}`, glibc === 'none' || atMost(glibc, GLIBC_FLOOR), `GLIBC ${glibc}`))
   }
   const dynsyms = out(objdump, ['-T', addon])
   checks.push(result('addon exports napi_register_module_v1', /^.*\.text\s.*\snapi_register_module_v1$/m.test(dynsyms), ''))
@@ -108,4 +125,15 @@ export function machoChecks({ addon, helper, triple, minOs }) {
   const trie = out('llvm-objdump', ['--macho', '--exports-trie', addon])
   checks.push(result('addon exports _napi_register_module_v1', /\b_napi_register_module_v1\b/.test(trie), ''))
   return checks
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const [kind, addon, helper, machine] = process.argv.slice(2)
+  if (kind !== 'elf' || !machine) {
+    console.error('usage: node scripts/cross/checks.mjs elf <addon> <toolreg-exec> <x86-64|aarch64>')
+    process.exit(2)
+  }
+  const checks = elfChecks({ addon, helper, machine, objdump: 'objdump' })
+  for (const check of checks) console.log(`${check.ok ? 'ok' : 'not ok'} - ${check.name}${check.detail ? ` (${check.detail})` : ''}`)
+  process.exit(checks.every((check) => check.ok) ? 0 : 1)
 }
