@@ -22,16 +22,16 @@ import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, re
 import path from 'node:path'
 import { elfChecks, machoChecks, peChecks } from './cross/checks.mjs'
 import { cacheDir, ensureApt, ensureForeignNode, ensureLibnode, ensureMacosFrameworkStubs, ensureRustTarget, ensureWinePrefix, ensureZig, root } from './cross/tools.mjs'
+import { cdylibFileName, releaseBuildSteps } from './build-release.mjs'
 import { ADDON_BUDGET_BYTES, EXEC_HELPER_BUDGET_BYTES } from './size-report.mjs'
 
 /** The minimum macOS the darwin builds ask for (MACOSX_DEPLOYMENT_TARGET; Zig defaults to its own SDK's). */
 export const MACOS_MIN = '11.0'
 
 export const TARGETS = {
-  'x86_64-unknown-linux-gnu': { platform: 'linux-x64-gnu', addon: 'libtoolreg.so', helper: 'toolreg-exec', tools: [] },
+  'x86_64-unknown-linux-gnu': { platform: 'linux-x64-gnu', helper: 'toolreg-exec', tools: [] },
   'aarch64-unknown-linux-gnu': {
     platform: 'linux-arm64-gnu',
-    addon: 'libtoolreg.so',
     helper: 'toolreg-exec',
     tools: ['aarch64-linux-gnu-gcc', 'qemu-aarch64'],
     env: () => ({
@@ -45,7 +45,6 @@ export const TARGETS = {
   // stands in for it on this machine.
   'x86_64-pc-windows-gnu': {
     platform: 'win32-x64-msvc',
-    addon: 'toolreg.dll',
     helper: 'toolreg-exec.exe',
     exe: '.exe',
     tools: ['x86_64-w64-mingw32-gcc', 'wine'],
@@ -58,7 +57,6 @@ export const TARGETS = {
   },
   'aarch64-apple-darwin': {
     platform: 'darwin-arm64',
-    addon: 'libtoolreg.dylib',
     helper: 'toolreg-exec',
     zig: true,
     tools: ['llvm-objdump'],
@@ -66,7 +64,6 @@ export const TARGETS = {
   },
   'x86_64-apple-darwin': {
     platform: 'darwin-x64',
-    addon: 'libtoolreg.dylib',
     helper: 'toolreg-exec',
     zig: true,
     tools: ['llvm-objdump'],
@@ -87,21 +84,24 @@ function log(message) {
   console.error(`cross: ${message}`)
 }
 
+/** The release build `npm run build` makes (scripts/build-release.mjs: the addon as a cdylib alone, so with LTO), for `triple`. */
 function build(triple, spec) {
   ensureRustTarget(triple)
   const env = { ...process.env, ...(spec.env?.() ?? {}) }
-  let command = ['cargo', 'build']
+  let commands = {}
   if (spec.zig) {
     const bin = ensureZig()
     env.PATH = `${bin}${path.delimiter}${env.PATH}`
     env.MACOSX_DEPLOYMENT_TARGET = MACOS_MIN
-    command = [path.join(bin, 'cargo-zigbuild'), 'zigbuild']
+    const zigbuild = path.join(bin, 'cargo-zigbuild')
+    commands = { rustc: [zigbuild, 'rustc'], build: [zigbuild, 'zigbuild'] }
   }
-  const cargoArgs = [...command.slice(1), '--release', '--target', triple, '--lib', '--bin', 'toolreg-exec']
-  log(`building ${triple}: ${command[0]} ${cargoArgs.join(' ')}`)
   const t0 = Date.now()
-  const run = spawnSync('nice', ['-n', '10', command[0], ...cargoArgs], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] })
-  if (run.status !== 0) throw new Error(`cargo build for ${triple} exited ${run.status ?? run.signal}`)
+  for (const [command, ...cargoArgs] of releaseBuildSteps(triple, commands)) {
+    log(`building ${triple}: ${command} ${cargoArgs.join(' ')}`)
+    const run = spawnSync('nice', ['-n', '10', command, ...cargoArgs], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] })
+    if (run.status !== 0) throw new Error(`${path.basename(command)} ${cargoArgs[0]} for ${triple} exited ${run.status ?? run.signal}`)
+  }
   return Date.now() - t0
 }
 
@@ -113,7 +113,7 @@ function stage(triple, spec) {
   const pkgDir = path.join(root, 'npm', spec.platform)
   mkdirSync(pkgDir, { recursive: true })
   const files = { addon: path.join(pkgDir, addonName), helper: path.join(pkgDir, helperName) }
-  for (const [from, name] of [[spec.addon, addonName], [spec.helper, helperName]]) {
+  for (const [from, name] of [[cdylibFileName(triple), addonName], [spec.helper, helperName]]) {
     const source = path.join(out, from)
     if (!existsSync(source)) throw new Error(`no ${source}: build ${triple} first`)
     for (const dir of [pkgDir, root]) {
