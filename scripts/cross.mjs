@@ -22,7 +22,7 @@ import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, re
 import path from 'node:path'
 import { elfChecks, machoChecks, peChecks } from './cross/checks.mjs'
 import { cacheDir, ensureApt, ensureForeignNode, ensureLibnode, ensureMacosFrameworkStubs, ensureRustTarget, ensureWinePrefix, ensureZig, root } from './cross/tools.mjs'
-import { cdylibFileName, releaseBuildSteps } from './build-release.mjs'
+import { buildRelease, cdylibFileName } from './build-release.mjs'
 import { ADDON_BUDGET_BYTES, EXEC_HELPER_BUDGET_BYTES } from './size-report.mjs'
 
 /** The minimum macOS the darwin builds ask for (MACOSX_DEPLOYMENT_TARGET; Zig defaults to its own SDK's). */
@@ -88,7 +88,7 @@ function log(message) {
   console.error(`cross: ${message}`)
 }
 
-/** The release build `npm run build` makes (scripts/build-release.mjs: the addon as a cdylib alone, so with LTO), for `triple`. */
+/** The release build `npm run build` makes (scripts/build-release.mjs: the addon last, alone as a cdylib, so with LTO), for `triple`. */
 function build(triple, spec) {
   ensureRustTarget(triple)
   const env = { ...process.env, ...(spec.env?.() ?? {}) }
@@ -101,11 +101,15 @@ function build(triple, spec) {
     commands = { rustc: [zigbuild, 'rustc'], build: [zigbuild, 'zigbuild'] }
   }
   const t0 = Date.now()
-  for (const [command, ...cargoArgs] of releaseBuildSteps(triple, commands)) {
-    log(`building ${triple}: ${command} ${cargoArgs.join(' ')}`)
-    const run = spawnSync('nice', ['-n', '10', command, ...cargoArgs], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] })
-    if (run.status !== 0) throw new Error(`${path.basename(command)} ${cargoArgs[0]} for ${triple} exited ${run.status ?? run.signal}`)
-  }
+  buildRelease(
+    triple,
+    ([command, ...cargoArgs]) => {
+      log(`building ${triple}: ${command} ${cargoArgs.join(' ')}`)
+      const run = spawnSync('nice', ['-n', '10', command, ...cargoArgs], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] })
+      if (run.status !== 0) throw new Error(`${path.basename(command)} ${cargoArgs[0]} for ${triple} exited ${run.status ?? run.signal}`)
+    },
+    commands,
+  )
   return Date.now() - t0
 }
 
