@@ -53,7 +53,7 @@ impl Encoding {
 }
 
 /// The hash factor `bpe` needs to index a vocabulary without collisions; this one is known to
-/// be collision-free for both vocabularies (the one the `bpe` authors build them with).
+/// be collision-free for both vocabularies (the one bpe-openai, by the same authors, built them with).
 const HASH_FACTOR: u64 = 17_846_336_922_010_275_747;
 
 /// One encoding: its vocabulary and the pattern its texts are cut by before encoding.

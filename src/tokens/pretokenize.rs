@@ -66,7 +66,8 @@ const BLOCK: usize = 256;
 const CODE_POINTS: usize = 0x11_0000;
 
 /// The classes of every code point, as bits: a table per 256 code points, each distinct table
-/// stored once (about 200 of the 4,352 blocks differ, so it takes ~60 kB instead of 1.1 MB).
+/// stored once (with regex-syntax 0.8.12's Unicode 16 tables, 140 of the 4,352 blocks differ:
+/// 36 kB of blocks and a 9 kB index instead of 1.1 MB).
 struct ClassTable {
     ascii: [u8; 128],
     block_of: Vec<u16>,
