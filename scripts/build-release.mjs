@@ -3,8 +3,8 @@
 // that writes the loader and the types, which do not depend on the profile).
 //
 // Cargo silently skips LTO for a library built as both `cdylib` and `rlib` (rust-lang/cargo#4611),
-// and toolreg's is both: the sandbox executable, the integration tests and the examples link the
-// rlib. Without LTO the addon kept whatever of its dependencies the linker did not collect:
+// and toolreg's is both: the integration tests and the examples link the rlib, and cargo builds
+// it for the package's executable (toolreg-exec) too. Without LTO the addon kept whatever of its dependencies the linker did not collect:
 // Linux's `--gc-sections` dropped most of it, MinGW's ld and Zig's Mach-O linker far less
 // (docs/platforms.md has the numbers). So `toolreg-exec` is built by `cargo build`, then the
 // addon on its own as a `cdylib` (`cargo rustc --crate-type cdylib`, which LTO applies to).
