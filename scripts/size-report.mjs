@@ -86,15 +86,28 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     console.error(`no addon at ${file}; build one with \`npm run build\` (release) or pass its path`)
     process.exit(2)
   }
-  const { rows, fileBytes, withinBudget } = sizeReport(file)
-  console.log(`${file}\n\n| part of the addon | bytes |\n|---|---:|`)
-  for (const [what, bytes] of rows) console.log(`| ${what} | ${bytes.toLocaleString('en-US')} |`)
   const mb = (bytes) => (bytes / 1e6).toFixed(2)
+  let fileBytes
+  let withinBudget
+  if (readFileSync(file).readUInt32BE(0) === 0x7f454c46) {
+    const report = sizeReport(file)
+    ;({ fileBytes, withinBudget } = report)
+    console.log(`${file}\n\n| part of the addon | bytes |\n|---|---:|`)
+    for (const [what, bytes] of report.rows) console.log(`| ${what} | ${bytes.toLocaleString('en-US')} |`)
+  } else {
+    // A PE or Mach-O build (CI's Windows and macOS lanes): the total only.
+    fileBytes = statSync(file).size
+    withinBudget = fileBytes <= ADDON_BUDGET_BYTES
+    console.log(`${file}: ${fileBytes.toLocaleString('en-US')} bytes (not ELF: no section breakdown)`)
+  }
   console.log(`\n${withinBudget ? 'within' : 'OVER'} the ${ADDON_BUDGET_BYTES / 1e6} MB budget: ${mb(fileBytes)} MB`)
-  // The sandbox executable built with the same profile, beside the addon's artifact.
-  const helper = path.join(path.dirname(file), file.endsWith('.node') ? 'toolreg-exec.linux-x64-gnu' : 'toolreg-exec')
+  // The sandbox executable built with the same profile, beside the addon's artifact: the
+  // platform name of `toolreg.<platform>.node`, or cargo's own `toolreg-exec` beside a cargo artifact.
+  const platform = /^toolreg\.(.+)\.node$/.exec(path.basename(file))?.[1]
+  const helperBase = path.join(path.dirname(file), platform ? `toolreg-exec.${platform}` : 'toolreg-exec')
+  const helper = [helperBase, `${helperBase}.exe`].find(existsSync)
   let helperFits = true
-  if (existsSync(helper)) {
+  if (helper) {
     const helperBytes = statSync(helper).size
     helperFits = helperBytes <= EXEC_HELPER_BUDGET_BYTES
     console.log(`the tool_exec sandbox executable ${path.basename(helper)}: ${mb(helperBytes)} MB (${helperFits ? 'within' : 'OVER'} its ${EXEC_HELPER_BUDGET_BYTES / 1e6} MB budget); platform package total ${mb(fileBytes + helperBytes)} MB`)
