@@ -37,8 +37,8 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use toolreg::registry::{Defer, EntrySpec, Registry};
 use toolreg::search::{
-    SearchDoc, SearchHit, SearchIndex, SearchOptions, Tuning, embedding_text, query_sentences,
-    tokenize,
+    PhraseIdf, SearchDoc, SearchHit, SearchIndex, SearchOptions, Tuning, embedding_text,
+    query_sentences, tokenize,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -364,7 +364,7 @@ fn load_heldout() -> Vec<DataSet> {
         .map(PathBuf::from)
         .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/heldout"));
     let mut sets = Vec::new();
-    for name in ["BFCL", "BFCL-MT", "NESTFUL"] {
+    for name in ["BFCL", "BFCL-MT", "BFCL-LM", "NESTFUL"] {
         let path = dir.join(format!("{name}.json"));
         if !path.is_file() {
             continue;
@@ -1447,6 +1447,15 @@ fn parse_tuning_on(mut t: Tuning, spec: &str) -> Tuning {
         match k {
             "k1" => t.k1 = x,
             "phrase" => t.phrase_weight = x,
+            "phrasecap" => {
+                t.phrase_idf = match x as u8 {
+                    0 => PhraseIdf::Own,
+                    1 => PhraseIdf::CommonerWord,
+                    _ => PhraseIdf::RarerWord,
+                }
+            }
+            "surface" => t.surface_weight = x,
+            "splitletters" => t.drop_split_letters = x != 0.0,
             "prefix" => t.prefix_weight = x,
             "prefixlen" => t.prefix_min_len = x as usize,
             "req" => t.request_word_weight = x,

@@ -19,6 +19,8 @@ one JSON file per set under target/heldout/ (nothing of them is committed):
   multi_turn_func_doc (memory and web_search are other categories); query = one user turn;
   relevant = the functions its ground-truth calls name (turns without calls are skipped).
   Natural namespace = the API class.
+- BFCL-LM: `live_multiple`'s queries alone (real users' requests) over the BFCL catalog
+  deduplicated by name, one namespace: the set the search issue's figures are quoted on.
 - NESTFUL (`nestful-wrapper==0.1.7`, IBM NESTFUL data, Apache-2.0): the executable,
   non-executable-glaive and non-executable-sgd parts. Catalog = their 133 specs; query = `input`;
   relevant = the functions its output sequence calls. Natural namespace = the API host for the
@@ -160,6 +162,39 @@ def bfcl(path):
     return {"tools": cat.tools, "queries": queries}
 
 
+def bfcl_live_multiple(path):
+    """BFCL's `live_multiple` queries (real users' requests) the way the search issue quotes
+    them: over the BFCL catalog deduplicated by name (the first definition of a name wins,
+    every single-turn category's functions), one namespace, relevant = the names the ground
+    truth calls, so recall is name-level."""
+    z = zipfile.ZipFile(path)
+    cat, queries, seen = Catalog(), [], set()
+    by_name = {}
+    for category in BFCL_SINGLE:
+        for e in jsonl(z, f"bfcl_eval/data/BFCL_v4_{category}.json"):
+            for f in e["function"]:
+                if f["name"] not in by_name:
+                    by_name[f["name"]] = cat.add(
+                        f["name"], f.get("description", ""), flatten(f.get("parameters", {})), "bfcl"
+                    )
+    entries = jsonl(z, "bfcl_eval/data/BFCL_v4_live_multiple.json")
+    answers = {a["id"]: a for a in jsonl(z, "bfcl_eval/data/possible_answer/BFCL_v4_live_multiple.json")}
+    for e in entries:
+        text = " ".join(user_text(t) for t in e["question"])
+        gt = answers.get(e["id"])
+        if gt is None or not text or text in seen:
+            continue
+        relevant = []
+        for call in gt["ground_truth"]:
+            for name in call:
+                if name in by_name and by_name[name] not in relevant:
+                    relevant.append(by_name[name])
+        if relevant:
+            seen.add(text)
+            queries.append({"text": text, "group": "live_multiple", "relevant": relevant})
+    return {"tools": cat.tools, "queries": queries}
+
+
 def bfcl_multi_turn(path):
     z = zipfile.ZipFile(path)
     cat = Catalog()
@@ -232,6 +267,7 @@ def main():
         sets = {
             "BFCL": bfcl(wheels["bfcl-eval"]),
             "BFCL-MT": bfcl_multi_turn(wheels["bfcl-eval"]),
+            "BFCL-LM": bfcl_live_multiple(wheels["bfcl-eval"]),
             "NESTFUL": nestful(wheels["nestful-wrapper"]),
         }
     for name, data in sets.items():

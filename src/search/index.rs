@@ -227,8 +227,8 @@ const MIN_TOOLS_PER_THREAD: usize = 1024;
 /// Builds one document's term frequencies, interning terms as they are met so no string is
 /// allocated for a term the dictionary already knows.
 ///
-/// Name and description also get phrase terms (adjacent word pairs); those do not count
-/// toward field lengths, which measure words.
+/// Name and description also get phrase terms (adjacent word pairs); those and surface terms
+/// do not count toward field lengths, which measure words.
 struct DocBuilder<'s, I> {
     ids: &'s mut I,
     /// Distinct terms of this document with their per-field counts, appended to whatever the
@@ -264,8 +264,11 @@ impl<I: TermIds> DocBuilder<'_, I> {
         self.scratch.prev.clear();
         let mut analyzer = std::mem::take(&mut self.scratch.analyzer);
         analyzer.run(text, |t, kind| {
-            self.lens[f] += 1.0;
             self.bump(f, t);
+            if kind == TermKind::Surface {
+                return;
+            }
+            self.lens[f] += 1.0;
             if phrases > 0 && kind == TermKind::Word {
                 phrases -= 1;
                 if !self.scratch.prev.is_empty() {

@@ -127,6 +127,13 @@ pub struct Tuning {
     /// Query weight of a phrase (two adjacent query words that are adjacent in a name or a
     /// description), relative to a word; 0 turns phrases off.
     pub phrase_weight: f64,
+    /// How rare a phrase counts (see `query.rs`).
+    pub phrase_idf: PhraseIdf,
+    /// Query weight of a word's unstemmed form (`building`, not only `build`), relative to
+    /// the word; 0 turns surface matching off.
+    pub surface_weight: f64,
+    /// One-character parts of a split query identifier (`KsuxdqnB` → `b`) are not words.
+    pub drop_split_letters: bool,
     /// Query weight of an indexed word that a query word is a prefix of (`crypto` →
     /// `cryptocurrency`), scaled by how much of it the query word covers; 0 turns it off.
     pub prefix_weight: f64,
@@ -157,6 +164,9 @@ impl Default for Tuning {
             weights: [3.0, 4.0, 1.5, 1.0, 0.6, 0.6],
             b: [0.75, 0.0, 0.5, 0.75, 0.75, 0.75],
             phrase_weight: 1.0,
+            phrase_idf: PhraseIdf::RarerWord,
+            surface_weight: 0.25,
+            drop_split_letters: true,
             prefix_weight: 0.4,
             prefix_min_len: 4,
             request_word_weight: 0.5,
@@ -167,6 +177,17 @@ impl Default for Tuning {
             dense_min_similarity: 0.2,
         }
     }
+}
+
+/// The inverse document frequency a phrase term is scored with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PhraseIdf {
+    /// The word pair's own: rare almost by construction.
+    Own,
+    /// At most that of the pair's more common word.
+    CommonerWord,
+    /// At most that of the pair's rarer word.
+    RarerWord,
 }
 
 /// The search index: incremental, `Send + Sync`, cheap to query from many threads at once

@@ -41,7 +41,7 @@ thread_local! {
 }
 
 /// BM25 inverse document frequency (the non-negative "+1" form).
-fn idf(n: f64, df: f64) -> f64 {
+pub(crate) fn idf(n: f64, df: f64) -> f64 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
@@ -167,7 +167,7 @@ fn accumulate(store: &Store, t: &Tuning, terms: &[QueryTerm], s: &mut Scratch) {
     let k1 = t.k1;
     for qt in terms {
         let list = &store.postings[qt.tid as usize];
-        let w = qt.weight * idf(n, list.len() as f64) * (k1 + 1.0);
+        let w = qt.weight * idf(n, list.len() as f64).min(qt.max_idf) * (k1 + 1.0);
         let bit = qt.required.map_or(0, |b| 1u64 << b);
         for p in list {
             let d = p.doc as usize;

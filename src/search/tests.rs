@@ -1010,3 +1010,83 @@ fn bulk_upsert_matches_one_by_one() {
         assert!(!a.is_empty() || query.is_empty());
     }
 }
+
+/// Each of the three ranking faults below is a class seen on data the ranker was not tuned on
+/// (docs/search-ranking.md, "Three ranking faults"); these pin one instance of each.
+#[test]
+fn a_rare_decisive_word_outweighs_a_phrase_of_common_words() {
+    let tools = [
+        tool(
+            "speech_recognition",
+            "voice",
+            "Recognise speech in an audio file: speech audio to a transcript.",
+        ),
+        tool("audio_trim", "voice", "Trim silence from an audio file."),
+        tool("audio_convert", "voice", "Convert an audio file to MP3."),
+        tool("audio_merge", "voice", "Merge two audio files into one."),
+        tool("speech_rate", "voice", "Words per minute of a speech."),
+        tool("japanese_tts", "voice", "Japanese text to speech."),
+    ];
+    let query = "Japanese speech audio from an audio file";
+    assert_eq!(q(&index(&tools), query)[0], "japanese_tts");
+    // The fault, with a phrase weighed by its own rarity: two common adjacent words win.
+    let mut uncapped = SearchIndex::with_tuning(Tuning {
+        phrase_idf: PhraseIdf::Own,
+        ..Tuning::default()
+    });
+    tools.iter().for_each(|t| put(&mut uncapped, t));
+    assert_eq!(q(&uncapped, query)[0], "speech_recognition");
+}
+
+#[test]
+fn a_noun_typed_as_written_beats_the_verb_it_stems_to() {
+    let tools = [
+        tool("buildApk", "dev", "Build an Android APK from the project."),
+        tool("buildTower", "game", "Build a tower on the map."),
+        tool(
+            "getBuildingInfo",
+            "city",
+            "Floors, owner and address of a building.",
+        ),
+    ];
+    let idx = index(&tools);
+    let hits = q(&idx, "building");
+    assert_eq!(hits[0], "getBuildingInfo", "{hits:?}");
+    // The stem still reaches the verbs.
+    assert!(hits.contains(&"buildApk".to_string()), "{hits:?}");
+    // The fault, stems alone: the shorter verb names win.
+    let mut stems_only = SearchIndex::with_tuning(Tuning {
+        surface_weight: 0.0,
+        ..Tuning::default()
+    });
+    for t in &tools {
+        put(&mut stems_only, t);
+    }
+    assert_ne!(q(&stems_only, "building")[0], "getBuildingInfo");
+}
+
+#[test]
+fn an_opaque_id_in_a_query_does_not_match_one_letter_name_parts() {
+    let tools = [
+        tool(
+            "getB2BMarketingData",
+            "crm",
+            "Marketing figures for business customers.",
+        ),
+        tool("get_order", "shop", "Look up an order by its id."),
+    ];
+    let query = "where is order KsuxdqnB";
+    assert_eq!(q(&index(&tools), query), ["get_order"]);
+    // The fault, the letter taken as a word.
+    let mut letters = SearchIndex::with_tuning(Tuning {
+        drop_split_letters: false,
+        ..Tuning::default()
+    });
+    for t in &tools {
+        put(&mut letters, t);
+    }
+    assert!(q(&letters, query).contains(&"getB2BMarketingData".to_string()));
+    // An id typed alone still finds a tool whose name is that id.
+    let idx = index(&[tool("KsuxdqnB", "ids", "An opaque tool name.")]);
+    assert_eq!(q(&idx, "KsuxdqnB"), ["KsuxdqnB"]);
+}

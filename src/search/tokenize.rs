@@ -17,15 +17,30 @@ pub enum TermKind {
     Compound,
     /// A CJK bigram or single character.
     Cjk,
+    /// The unstemmed form of the word just emitted, when stemming changed it (`building` after
+    /// `build`), marked with [`SURFACE_MARK`]. Stemming merges a noun with a verb it only looks
+    /// like (`building`, `build`); the surface term lets a query that typed the word as the
+    /// tool wrote it rank that tool above the ones that only share the stem. Not a word of its
+    /// own: it forms no phrases and does not count toward field lengths.
+    Surface,
 }
+
+/// First character of every surface term ([`TermKind::Surface`]), keeping them apart from
+/// stems in the one term dictionary (the stem of one word can be the surface of another).
+pub const SURFACE_MARK: char = '\u{3}';
 
 /// Calls `emit` with every analysed term of `text`, in order (duplicates included, so the
 /// caller can count term frequencies).
 ///
 /// A camelCase or letter/digit compound (`GitHub`, `base64`) emits its parts *and* the joined
 /// word, because users type brand names both ways (`github`, `git hub`).
+/// Surface terms ([`TermKind::Surface`]) are an index detail and are left out.
 pub fn analyze(text: &str, mut emit: impl FnMut(&str)) {
-    analyze_tagged(text, |t, _| emit(t));
+    analyze_tagged(text, |t, kind| {
+        if kind != TermKind::Surface {
+            emit(t)
+        }
+    });
 }
 
 /// [`analyze`], also telling what kind of term each one is.
@@ -39,12 +54,17 @@ pub fn analyze_tagged(text: &str, emit: impl FnMut(&str, TermKind)) {
 pub struct Analyzer {
     folded: String,
     word: String,
+    surface: String,
 }
 
 impl Analyzer {
     /// Same terms as [`analyze_tagged`].
     pub fn run(&mut self, text: &str, mut emit: impl FnMut(&str, TermKind)) {
-        let Analyzer { folded, word } = self;
+        let Analyzer {
+            folded,
+            word,
+            surface,
+        } = self;
         // Folding leaves ASCII as it is, and most tool text is ASCII.
         let text = if text.is_ascii() {
             text
@@ -60,10 +80,10 @@ impl Analyzer {
                     let mut parts = 0usize;
                     for part in IdentParts::new(s) {
                         parts += 1;
-                        emit_word(part, word, &mut |t| emit(t, TermKind::Word));
+                        emit_word(part, TermKind::Word, word, surface, &mut emit);
                     }
                     if parts > 1 {
-                        emit_word(s, word, &mut |t| emit(t, TermKind::Compound));
+                        emit_word(s, TermKind::Compound, word, surface, &mut emit);
                     }
                 }
             }
@@ -115,16 +135,32 @@ pub fn exact_key(name: &str) -> String {
     key
 }
 
-/// Lowercase, stopword-filter and stem one ASCII word part, then emit it.
-fn emit_word(word: &str, buf: &mut String, emit: &mut impl FnMut(&str)) {
+/// Lowercase, stopword-filter and stem one ASCII word part, then emit it as `kind`, followed
+/// by its surface form when stemming changed it.
+fn emit_word(
+    word: &str,
+    kind: TermKind,
+    buf: &mut String,
+    surface: &mut String,
+    emit: &mut impl FnMut(&str, TermKind),
+) {
     buf.clear();
     buf.push_str(word);
     buf.make_ascii_lowercase();
     if is_stopword(buf) {
         return;
     }
+    let before = buf.len();
+    surface.clear();
+    surface.push(SURFACE_MARK);
+    surface.push_str(buf);
     stem_in_place(buf);
-    emit(buf);
+    emit(buf, kind);
+    // Every stemming rule shortens or rewrites the tail, so an unchanged length with equal
+    // bytes means unchanged; compare bytes only when the length says nothing.
+    if buf.len() != before || buf.as_str() != &surface[SURFACE_MARK.len_utf8()..] {
+        emit(surface, TermKind::Surface);
+    }
 }
 
 /// Emit CJK terms for a run of Han/Kana/Hangul characters: overlapping bigrams, or the single
