@@ -1447,11 +1447,16 @@ fn parse_tuning_on(mut t: Tuning, spec: &str) -> Tuning {
         match k {
             "k1" => t.k1 = x,
             "phrase" => t.phrase_weight = x,
-            "phrasecap" => {
-                t.phrase_idf = match x as u8 {
+            "phrasecap" | "phrasecaph" => {
+                let idf = match x as u8 {
                     0 => PhraseIdf::Own,
                     1 => PhraseIdf::CommonerWord,
                     _ => PhraseIdf::RarerWord,
+                };
+                if k == "phrasecap" {
+                    t.phrase_idf = idf
+                } else {
+                    t.hybrid_phrase_idf = idf
                 }
             }
             "surface" => t.surface_weight = x,

@@ -168,7 +168,11 @@ pub(crate) fn hybrid(
         population,
         standard: dense,
     } = similarities(store, vectors, query_vectors, opts);
-    let lexical = rank::all_matches(store, t, query, opts);
+    let word_tuning = Tuning {
+        phrase_idf: t.hybrid_phrase_idf,
+        ..t.clone()
+    };
+    let lexical = rank::all_matches(store, &word_tuning, query, opts);
     let words = Standard::new(
         lexical.iter().map(|&(_, s)| s).sum(),
         lexical.iter().map(|&(_, s)| s * s).sum(),

@@ -127,8 +127,12 @@ pub struct Tuning {
     /// Query weight of a phrase (two adjacent query words that are adjacent in a name or a
     /// description), relative to a word; 0 turns phrases off.
     pub phrase_weight: f64,
-    /// How rare a phrase counts (see `query.rs`).
+    /// How rare a phrase counts in word search (see `query.rs`).
     pub phrase_idf: PhraseIdf,
+    /// The same for the word side of hybrid search. Its own knob because the cap that helps
+    /// word search did not carry over there: left out of the choice, StableToolBench lost
+    /// 0.007–0.009 R@5 with it (docs/search-ranking.md).
+    pub hybrid_phrase_idf: PhraseIdf,
     /// Query weight of a word's unstemmed form (`building`, not only `build`), relative to
     /// the word; 0 turns surface matching off.
     pub surface_weight: f64,
@@ -165,6 +169,7 @@ impl Default for Tuning {
             b: [0.75, 0.0, 0.5, 0.75, 0.75, 0.75],
             phrase_weight: 1.0,
             phrase_idf: PhraseIdf::RarerWord,
+            hybrid_phrase_idf: PhraseIdf::Own,
             surface_weight: 0.25,
             drop_split_letters: true,
             prefix_weight: 0.4,
