@@ -1460,6 +1460,7 @@ fn parse_tuning_on(mut t: Tuning, spec: &str) -> Tuning {
                 }
             }
             "surface" => t.surface_weight = x,
+            "surfaceh" => t.hybrid_surface_weight = x,
             "splitletters" => t.drop_split_letters = x != 0.0,
             "prefix" => t.prefix_weight = x,
             "prefixlen" => t.prefix_min_len = x as usize,

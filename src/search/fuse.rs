@@ -170,6 +170,7 @@ pub(crate) fn hybrid(
     } = similarities(store, vectors, query_vectors, opts);
     let word_tuning = Tuning {
         phrase_idf: t.hybrid_phrase_idf,
+        surface_weight: t.hybrid_surface_weight,
         ..t.clone()
     };
     let lexical = rank::all_matches(store, &word_tuning, query, opts);

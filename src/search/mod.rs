@@ -134,8 +134,11 @@ pub struct Tuning {
     /// 0.007–0.009 R@5 with it (docs/search-ranking.md).
     pub hybrid_phrase_idf: PhraseIdf,
     /// Query weight of a word's unstemmed form (`building`, not only `build`), relative to
-    /// the word; 0 turns surface matching off.
+    /// the word, in word search; 0 turns surface matching off.
     pub surface_weight: f64,
+    /// The same for the word side of hybrid search, where the dense side already tells a
+    /// noun from the verb it stems to (docs/search-ranking.md: judged leave-one-set-out).
+    pub hybrid_surface_weight: f64,
     /// One-character parts of a split query identifier (`KsuxdqnB` → `b`) are not words.
     pub drop_split_letters: bool,
     /// Query weight of an indexed word that a query word is a prefix of (`crypto` →
@@ -171,6 +174,7 @@ impl Default for Tuning {
             phrase_idf: PhraseIdf::RarerWord,
             hybrid_phrase_idf: PhraseIdf::Own,
             surface_weight: 0.25,
+            hybrid_surface_weight: 0.0,
             drop_split_letters: true,
             prefix_weight: 0.4,
             prefix_min_len: 4,

@@ -9,9 +9,7 @@
 use super::hash::FastMap;
 use super::index::Store;
 use super::rank::idf;
-use super::tokenize::{
-    SURFACE_MARK, TermKind, analyze_tagged, exact_key, is_request_word, phrase_key, stem,
-};
+use super::tokenize::{TermKind, analyze_tagged, exact_key, is_request_word, phrase_key_into};
 use super::{PhraseIdf, Tuning};
 
 /// One distinct query term, resolved against the dictionary.
@@ -36,9 +34,12 @@ pub(crate) struct ParsedQuery {
 enum Origin {
     Word,
     Exact,
-    /// Two adjacent query words, as `(first, second)` analysed words.
+    /// Two adjacent query words.
     Phrase,
-    Surface,
+    /// A word's unstemmed form; `request` when the word is request phrasing.
+    Surface {
+        request: bool,
+    },
 }
 
 /// At most this many indexed words are added per query word by prefix expansion, so a short
@@ -48,81 +49,105 @@ const MAX_PREFIX_EXPANSIONS: usize = 6;
 /// Parses `query`, or returns `None` when it cannot match anything (a required word that no
 /// tool contains).
 pub(crate) fn parse(store: &Store, query: &str, tuning: &Tuning) -> Option<ParsedQuery> {
-    // Distinct terms in first-seen order: (term, repeat count, required, origin, the two
-    // words of a phrase).
+    let live = store.live as f64;
+    let df = |term: &str| {
+        store
+            .term_id(term)
+            .map_or(0, |t| store.postings[t as usize].len())
+    };
+    // Distinct terms in first-seen order: (term, repeat count, required, origin, IDF cap).
     let mut index: FastMap<String, usize> = FastMap::default();
-    let mut order: Vec<(String, u32, bool, Origin, Option<[String; 2]>)> = Vec::new();
-    let mut add =
-        |term: &str, required: bool, origin: Origin, pair: Option<[String; 2]>| match index
-            .get(term)
-        {
-            Some(&i) => {
-                order[i].1 += 1;
-                order[i].2 |= required;
-            }
-            None => {
-                index.insert(term.to_owned(), order.len());
-                order.push((term.to_owned(), 1, required, origin, pair));
-            }
-        };
-    let mut prev: Option<String> = None;
-    let mut chunk_terms: Vec<(String, TermKind)> = Vec::new();
+    let mut order: Vec<(String, u32, bool, Origin, f64)> = Vec::new();
+    let mut add = |term: &str, required: bool, origin: Origin, max_idf: f64| match index.get(term) {
+        Some(&i) => {
+            order[i].1 += 1;
+            order[i].2 |= required;
+        }
+        None => {
+            index.insert(term.to_owned(), order.len());
+            order.push((term.to_owned(), 1, required, origin, max_idf));
+        }
+    };
+    // Buffers reused across words: a query is parsed on every search, and per-term strings
+    // were a measurable share of a 20-word query's time.
+    let mut prev = String::new();
+    let mut phrase = String::new();
+    let mut arena = String::new();
+    let mut spans: Vec<(std::ops::Range<usize>, TermKind)> = Vec::new();
     for chunk in query.split_whitespace() {
         // `+word` requires the word; `+1234567` (a phone number) or a lone `+` does not.
         let (required, body) = match chunk.strip_prefix('+') {
             Some(b) if b.chars().next().is_some_and(char::is_alphabetic) => (true, b),
             _ => (false, chunk),
         };
-        chunk_terms.clear();
-        analyze_tagged(body, |t, kind| chunk_terms.push((t.to_owned(), kind)));
+        arena.clear();
+        spans.clear();
+        analyze_tagged(body, |t, kind| {
+            let at = arena.len();
+            arena.push_str(t);
+            spans.push((at..arena.len(), kind));
+        });
         // A split identifier's one-character parts (`KsuxdqnB` → `ksuxdqn`, `b`) say nothing
         // on their own: in a query such a chunk is mostly an opaque id, and its stray letter
         // would match every tool name with that letter as a part (`getB2BMarketingData`).
         // The whole chunk still counts, as the compound term and the exact key.
-        let split = chunk_terms.iter().any(|(_, k)| *k == TermKind::Compound);
-        for (t, kind) in &chunk_terms {
+        let split = spans.iter().any(|(_, k)| *k == TermKind::Compound);
+        // Whether the word a surface form follows is request phrasing.
+        let mut request = false;
+        for (range, kind) in &spans {
+            let t = &arena[range.clone()];
             match kind {
                 TermKind::Word if split && tuning.drop_split_letters && t.len() == 1 => {}
                 TermKind::Word => {
-                    add(t, required, Origin::Word, None);
-                    if tuning.phrase_weight > 0.0
-                        && let Some(p) = &prev
-                    {
-                        let pair = [p.clone(), t.clone()];
-                        add(&phrase_key(p, t), false, Origin::Phrase, Some(pair));
+                    request = is_request_word(t);
+                    add(t, required, Origin::Word, f64::INFINITY);
+                    if tuning.phrase_weight > 0.0 && !prev.is_empty() {
+                        // A phrase is evidence that two query words sit together in the
+                        // tool's text, not a rarer word: word pairs are rare almost by
+                        // construction, so the pair's own IDF would let two common adjacent
+                        // words ("audio file") outweigh the one rare word that decides the
+                        // tool ("Japanese"). The default caps it at its rarer word's IDF:
+                        // capping at the more common word's cost StableToolBench 0.012 R@5
+                        // when judged leave-one-set-out (docs/search-ranking.md).
+                        let max_idf = match tuning.phrase_idf {
+                            PhraseIdf::Own => f64::INFINITY,
+                            PhraseIdf::CommonerWord => idf(live, df(&prev).max(df(t)) as f64),
+                            PhraseIdf::RarerWord => idf(live, df(&prev).min(df(t)) as f64),
+                        };
+                        phrase.clear();
+                        phrase_key_into(&prev, t, &mut phrase);
+                        add(&phrase, false, Origin::Phrase, max_idf);
                     }
-                    prev = Some(t.clone());
+                    prev.clear();
+                    prev.push_str(t);
                 }
                 TermKind::Surface => {
                     if tuning.surface_weight > 0.0 {
-                        add(t, false, Origin::Surface, None);
+                        add(t, false, Origin::Surface { request }, f64::INFINITY);
                     }
                 }
-                TermKind::Compound | TermKind::Cjk => add(t, required, Origin::Word, None),
+                TermKind::Compound | TermKind::Cjk => {
+                    request = is_request_word(t);
+                    add(t, required, Origin::Word, f64::INFINITY)
+                }
             }
         }
         let key = exact_key(body);
         if key.len() > 1 {
-            add(&key, false, Origin::Exact, None);
+            add(&key, false, Origin::Exact, f64::INFINITY);
         }
     }
     // A tool name with spaces typed as the whole query.
     if query.split_whitespace().nth(1).is_some() {
         let whole = exact_key(query);
         if whole.len() > 1 {
-            add(&whole, false, Origin::Exact, None);
+            add(&whole, false, Origin::Exact, f64::INFINITY);
         }
     }
 
     let mut terms: Vec<QueryTerm> = Vec::with_capacity(order.len());
     let mut required_mask = 0u64;
-    let df = |term: &str| {
-        store
-            .term_id(term)
-            .map_or(0, |t| store.postings[t as usize].len())
-    };
-    let live = store.live as f64;
-    for (term, count, required, origin, pair) in order {
+    for (term, count, required, origin, max_idf) in order {
         let tid = store
             .term_id(&term)
             .filter(|&t| !store.postings[t as usize].is_empty());
@@ -137,32 +162,19 @@ pub(crate) fn parse(store: &Store, query: &str, tuning: &Tuning) -> Option<Parse
         });
         // A word's weight: damped repeats, request phrasing down; its surface form is the
         // same word, weighed the same way, then scaled.
-        let word_weight = |stemmed: &str| {
+        let word_weight = |request: bool| {
             let w = (count as f64).powf(tuning.query_tf_exponent);
-            if is_request_word(stemmed) {
+            if request {
                 w * tuning.request_word_weight
             } else {
                 w
             }
         };
         let weight = match origin {
-            Origin::Word => word_weight(&term),
+            Origin::Word => word_weight(is_request_word(&term)),
             Origin::Exact => 1.0,
             Origin::Phrase => tuning.phrase_weight,
-            Origin::Surface => {
-                tuning.surface_weight * word_weight(&stem(&term[SURFACE_MARK.len_utf8()..]))
-            }
-        };
-        // A phrase is evidence that two query words sit together in the tool's text, not a
-        // rarer word: word pairs are rare almost by construction, so the pair's own IDF would
-        // let two common adjacent words ("audio file") outweigh the one rare word that decides
-        // the tool ("Japanese"). The default caps it at its rarer word's IDF: capping at the
-        // more common word's cost StableToolBench 0.012 R@5 when judged leave-one-set-out
-        // (docs/search-ranking.md).
-        let max_idf = match (&pair, tuning.phrase_idf) {
-            (Some([a, b]), PhraseIdf::CommonerWord) => idf(live, df(a).max(df(b)) as f64),
-            (Some([a, b]), PhraseIdf::RarerWord) => idf(live, df(a).min(df(b)) as f64),
-            _ => f64::INFINITY,
+            Origin::Surface { request } => tuning.surface_weight * word_weight(request),
         };
         if origin == Origin::Word
             && tuning.prefix_weight > 0.0

@@ -1027,7 +1027,7 @@ fn a_rare_decisive_word_outweighs_a_phrase_of_common_words() {
         tool("speech_rate", "voice", "Words per minute of a speech."),
         tool("japanese_tts", "voice", "Japanese text to speech."),
     ];
-    let query = "Japanese speech audio from an audio file";
+    let query = "Japanese speech audio file";
     assert_eq!(q(&index(&tools), query)[0], "japanese_tts");
     // The fault, with a phrase weighed by its own rarity: two common adjacent words win.
     let mut uncapped = SearchIndex::with_tuning(Tuning {

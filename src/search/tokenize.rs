@@ -17,8 +17,8 @@ pub enum TermKind {
     Compound,
     /// A CJK bigram or single character.
     Cjk,
-    /// The unstemmed form of the word just emitted, when stemming changed it (`building` after
-    /// `build`), marked with [`SURFACE_MARK`]. Stemming merges a noun with a verb it only looks
+    /// The unstemmed form of the word just emitted, when stemming cut an `-ing`/`-ed` ending
+    /// (`building` after `build`), marked with [`SURFACE_MARK`]. Stemming merges a noun with a verb it only looks
     /// like (`building`, `build`); the surface term lets a query that typed the word as the
     /// tool wrote it rank that tool above the ones that only share the stem. Not a word of its
     /// own: it forms no phrases and does not count toward field lengths.
@@ -136,7 +136,7 @@ pub fn exact_key(name: &str) -> String {
 }
 
 /// Lowercase, stopword-filter and stem one ASCII word part, then emit it as `kind`, followed
-/// by its surface form when stemming changed it.
+/// by its surface form when stemming cut an `-ing`/`-ed` ending.
 fn emit_word(
     word: &str,
     kind: TermKind,
@@ -150,15 +150,12 @@ fn emit_word(
     if is_stopword(buf) {
         return;
     }
-    let before = buf.len();
     surface.clear();
     surface.push(SURFACE_MARK);
     surface.push_str(buf);
-    stem_in_place(buf);
+    let cut_inflection = stem_in_place(buf);
     emit(buf, kind);
-    // Every stemming rule shortens or rewrites the tail, so an unchanged length with equal
-    // bytes means unchanged; compare bytes only when the length says nothing.
-    if buf.len() != before || buf.as_str() != &surface[SURFACE_MARK.len_utf8()..] {
+    if cut_inflection {
         emit(surface, TermKind::Surface);
     }
 }
@@ -391,7 +388,7 @@ fn has_vowel(s: &str) -> bool {
 /// digits and non-ASCII terms are returned unchanged.
 pub fn stem(w: &str) -> Cow<'_, str> {
     let mut s = w.to_owned();
-    stem_in_place(&mut s);
+    let _ = stem_in_place(&mut s);
     if s == w {
         Cow::Borrowed(w)
     } else {
@@ -400,10 +397,12 @@ pub fn stem(w: &str) -> Cow<'_, str> {
 }
 
 /// [`stem`] on a buffer: every rule only cuts a suffix and maybe appends a letter or two, so
-/// indexing stems each word where it was lowercased, without allocating.
-fn stem_in_place(s: &mut String) {
+/// indexing stems each word where it was lowercased, without allocating. Returns whether it cut
+/// an `-ing`/`-ed` ending, the rule that turns nouns and adjectives into verbs (`building`,
+/// `advanced`); plurals and a silent `e` keep a word's meaning.
+fn stem_in_place(s: &mut String) -> bool {
     if s.len() <= 3 || !s.bytes().all(|b| b.is_ascii_lowercase()) {
-        return;
+        return false;
     }
     // Step 1: plurals.
     let n = s.len();
@@ -424,24 +423,25 @@ fn stem_in_place(s: &mut String) {
     if s.ends_with("ied") && n >= 5 {
         s.truncate(n - 3);
         s.push('y');
-        return;
+        return true;
     }
     let base = &s[..n.saturating_sub(2)];
     if s.ends_with("ed") && base.len() >= 3 && !base.ends_with('e') && has_vowel(base) {
         let keep = undouble(base).len();
         s.truncate(keep);
-        return;
+        return true;
     }
     let base = &s[..n.saturating_sub(3)];
     if s.ends_with("ing") && base.len() >= 3 && has_vowel(base) {
         let keep = undouble(base).len();
         s.truncate(keep);
-        return;
+        return true;
     }
     // Step 3: silent final e (`create` ↔ `creat`-ed), not `-ee` (`free`).
     if s.len() >= 4 && s.ends_with('e') && !s.ends_with("ee") {
         s.truncate(s.len() - 1);
     }
+    false
 }
 
 /// `stopp` → `stop`, `runn` → `run`; keeps `ll`, `ss`, `zz` (`call`, `pass`, `buzz`).
