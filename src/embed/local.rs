@@ -1,0 +1,157 @@
+//! The local neural embedder: the BERT encoder with its disk cache of tool vectors.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::bert::{BertEncoder, LoadError, ModelInfo};
+use super::cache::{CacheStats, VectorCache};
+
+pub struct LocalModel {
+    encoder: BertEncoder,
+    /// Shared by the worker-pool tasks of every embed call (a lookup pass, then an append).
+    cache: Option<Mutex<VectorCache>>,
+    computed: AtomicUsize,
+    cached: AtomicUsize,
+}
+
+/// Counts for the host: how much work the model did and how much the cache saved.
+#[derive(Clone, Debug, Default)]
+pub struct LocalStats {
+    /// Vectors computed by the model.
+    pub computed: usize,
+    /// Vectors served from the disk cache.
+    pub cached: usize,
+    pub cache_file: Option<String>,
+    pub cache: CacheStats,
+}
+
+impl LocalModel {
+    /// Loads the model folder `dir`; with `cache_dir`, tool vectors are cached there.
+    pub fn load(dir: &Path, cache_dir: Option<&Path>) -> Result<Self, LoadError> {
+        let encoder = BertEncoder::from_dir(dir)?;
+        let info = encoder.info();
+        let cache =
+            cache_dir.map(|d| Mutex::new(VectorCache::new(d, info.identity, info.dimensions)));
+        Ok(LocalModel {
+            encoder,
+            cache,
+            computed: AtomicUsize::new(0),
+            cached: AtomicUsize::new(0),
+        })
+    }
+
+    pub fn info(&self) -> &ModelInfo {
+        self.encoder.info()
+    }
+
+    /// One unit vector per text. With `use_cache` (tool texts; queries are too many and too
+    /// varied to keep), vectors come from the disk cache when it has them and the rest are
+    /// computed, then appended to it.
+    pub fn embed(&self, texts: &[String], use_cache: bool) -> Vec<Vec<f32>> {
+        let cache = self.cache.as_ref().filter(|_| use_cache);
+        let Some(cache) = cache else {
+            return self.compute(texts.iter().map(String::as_str).collect());
+        };
+        let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+        let mut misses = Vec::new();
+        {
+            let mut cache = lock(cache);
+            for (i, text) in texts.iter().enumerate() {
+                let key = cache.key(text);
+                match cache.get(&key) {
+                    Some(v) => out[i] = Some(v.to_vec()),
+                    None => misses.push((i, key)),
+                }
+            }
+        }
+        self.cached
+            .fetch_add(texts.len() - misses.len(), Ordering::Relaxed);
+        if !misses.is_empty() {
+            // Computed without holding the lock: other batches may read the cache meanwhile.
+            let vectors = self.compute(misses.iter().map(|&(i, _)| texts[i].as_str()).collect());
+            let mut entries = Vec::with_capacity(misses.len());
+            for ((i, key), vector) in misses.into_iter().zip(vectors) {
+                entries.push((key, vector.clone()));
+                out[i] = Some(vector);
+            }
+            lock(cache).insert(entries);
+        }
+        out.into_iter().map(Option::unwrap_or_default).collect()
+    }
+
+    fn compute(&self, texts: Vec<&str>) -> Vec<Vec<f32>> {
+        self.computed.fetch_add(texts.len(), Ordering::Relaxed);
+        self.encoder.embed_parallel(&texts)
+    }
+
+    pub fn stats(&self) -> LocalStats {
+        let (cache_file, cache) = match &self.cache {
+            Some(c) => {
+                let c = lock(c);
+                (Some(c.path().display().to_string()), c.stats().clone())
+            }
+            None => (None, CacheStats::default()),
+        };
+        LocalStats {
+            computed: self.computed.load(Ordering::Relaxed),
+            cached: self.cached.load(Ordering::Relaxed),
+            cache_file,
+            cache,
+        }
+    }
+
+    /// The cache's warnings since the last call.
+    pub fn take_warnings(&self) -> Vec<String> {
+        self.cache
+            .as_ref()
+            .map(|c| lock(c).take_warnings())
+            .unwrap_or_default()
+    }
+}
+
+/// The cache's state stays consistent even if a holder panicked (it only ever adds vectors).
+fn lock(cache: &Mutex<VectorCache>) -> std::sync::MutexGuard<'_, VectorCache> {
+    cache.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn tiny() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tiny-bert")
+    }
+
+    #[test]
+    fn a_second_model_instance_reads_the_first_ones_vectors_from_disk() {
+        let dir = std::env::temp_dir().join(format!("toolreg-local-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let texts: Vec<String> = ["read a file", "send an email", "read a file", "weather"]
+            .map(String::from)
+            .to_vec();
+
+        let first = LocalModel::load(&tiny(), Some(&dir)).unwrap();
+        let a = first.embed(&texts, true);
+        let s = first.stats();
+        // The repeated text is computed twice within one batch (both missed), cached once.
+        assert_eq!((s.computed, s.cached, s.cache.written), (4, 0, 4));
+        assert!(first.take_warnings().is_empty());
+
+        let second = LocalModel::load(&tiny(), Some(&dir)).unwrap();
+        let b = second.embed(&texts, true);
+        let s = second.stats();
+        assert_eq!((s.computed, s.cached, s.cache.loaded), (0, 4, 3));
+        assert_eq!(a, b);
+        // Queries bypass the cache.
+        second.embed(&["a query".to_owned()], false);
+        assert_eq!(second.stats().computed, 1);
+        assert_eq!(second.stats().cache.written, 0);
+
+        let uncached = LocalModel::load(&tiny(), None).unwrap();
+        assert_eq!(uncached.embed(&texts, true), a);
+        assert_eq!(uncached.stats().cache_file, None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
