@@ -1,14 +1,58 @@
 //! The local neural embedder: the BERT encoder with its disk cache of tool vectors.
 
-use std::path::Path;
-use std::sync::Mutex;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::SystemTime;
 
-use super::bert::{BertEncoder, LoadError, ModelInfo};
+use super::bert::{BertEncoder, CONFIG_FILE, LoadError, ModelInfo, VOCAB_FILE, WEIGHTS_FILE};
 use super::cache::{CacheStats, VectorCache};
 
+/// A model folder as loaded: its canonical path and each model file's size and modification
+/// time (a rebuilt package is a new key).
+type FolderKey = (PathBuf, Vec<(u64, Option<SystemTime>)>);
+
+/// Encoders alive in this process: registries (and `loadLocalModel` calls) on the same model
+/// folder share its weights (~45 MB) instead of loading them again. Each keeps its own cache
+/// handle and counters.
+static LOADED: Mutex<Vec<(FolderKey, Weak<BertEncoder>)>> = Mutex::new(Vec::new());
+
+fn folder_key(dir: &Path) -> Option<FolderKey> {
+    let dir = std::fs::canonicalize(dir).ok()?;
+    let files = [CONFIG_FILE, VOCAB_FILE, WEIGHTS_FILE]
+        .iter()
+        .map(|f| std::fs::metadata(dir.join(f)).map(|m| (m.len(), m.modified().ok())))
+        .collect::<Result<_, _>>()
+        .ok()?;
+    Some((dir, files))
+}
+
+/// The encoder of `dir`: the one already loaded, else read from disk.
+fn shared_encoder(dir: &Path) -> Result<Arc<BertEncoder>, LoadError> {
+    let key = folder_key(dir);
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    loaded.retain(|(_, weak)| weak.strong_count() > 0);
+    if let Some(key) = &key
+        && let Some(encoder) = loaded
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, weak)| weak.upgrade())
+    {
+        return Ok(encoder);
+    }
+    drop(loaded);
+    // Loaded without holding the lock: another model may load meanwhile. Two first loads of
+    // one folder racing both read it; the later one is kept, both work.
+    let encoder = Arc::new(BertEncoder::from_dir(dir)?);
+    if let Some(key) = key {
+        let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+        loaded.push((key, Arc::downgrade(&encoder)));
+    }
+    Ok(encoder)
+}
+
 pub struct LocalModel {
-    encoder: BertEncoder,
+    encoder: Arc<BertEncoder>,
     /// Shared by the worker-pool tasks of every embed call (a lookup pass, then an append).
     cache: Option<Mutex<VectorCache>>,
     computed: AtomicUsize,
@@ -27,9 +71,10 @@ pub struct LocalStats {
 }
 
 impl LocalModel {
-    /// Loads the model folder `dir`; with `cache_dir`, tool vectors are cached there.
+    /// Loads the model folder `dir` (or shares the copy already loaded); with `cache_dir`,
+    /// tool vectors are cached there.
     pub fn load(dir: &Path, cache_dir: Option<&Path>) -> Result<Self, LoadError> {
-        let encoder = BertEncoder::from_dir(dir)?;
+        let encoder = shared_encoder(dir)?;
         let info = encoder.info();
         let cache =
             cache_dir.map(|d| Mutex::new(VectorCache::new(d, info.identity, info.dimensions)));
@@ -140,6 +185,8 @@ mod tests {
         assert!(first.take_warnings().is_empty());
 
         let second = LocalModel::load(&tiny(), Some(&dir)).unwrap();
+        // One copy of the weights, two caches and two sets of counters.
+        assert!(Arc::ptr_eq(&first.encoder, &second.encoder));
         let b = second.embed(&texts, true);
         let s = second.stats();
         assert_eq!((s.computed, s.cached, s.cache.loaded), (0, 4, 3));
