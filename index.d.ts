@@ -616,7 +616,10 @@ export interface EmbeddingStats {
   pending: number
   /** Vector length (0 before the first vector). */
   dimensions: number
-  /** With `localModel`: the model folder, whether it is loaded, and its counters. */
+  /**
+   * With `localModel`: the model folder, whether its files have been read (on the first
+   * embedding), and its counters.
+   */
   localModel?: { path: string; loaded: boolean } & Partial<LocalModelStats> & Pick<LocalModelStats, 'computed' | 'cached' | 'cacheFile'>
 }
 
@@ -639,6 +642,8 @@ export interface LocalModelInfo {
 }
 
 export interface LocalModelStats {
+  /** Whether the encoder's weights are in memory: built on the first vector not in the cache. */
+  encoderLoaded: boolean
   /** Vectors computed by the model. */
   computed: number
   /** Vectors served from the disk cache. */

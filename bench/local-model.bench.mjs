@@ -168,7 +168,7 @@ async function main() {
 | what | result |
 |---|---|
 | first use: ${first.ready} excerpt tools, empty cache (fresh process) | ${ms(first.ms)} to embeddingsReady (${first.computed} computed, ${(first.ms / first.computed).toFixed(1)} ms per tool), RSS +${first.rssGrowth.toFixed(0)} MB |
-| cached start: same tools, that cache (fresh process) | ${ms(cached.ms)} (${cached.computed} computed, ${cached.cached} from the cache), RSS +${cached.rssGrowth.toFixed(0)} MB |
+| cached start: same tools, that cache (fresh process) | ${ms(cached.ms)} (${cached.computed} computed, ${cached.cached} from the cache; weights ${cached.encoderLoaded ? '' : 'not '}loaded), RSS +${cached.rssGrowth.toFixed(0)} MB |
 | search catalog | ${entries.length} tools, ${catalogLabel}; vectors ${fill.computed} computed (${ms(fill.ms)}), ${fill.cached} from ${persistent} |
 | searchAsync, local model (${source}) | p50 ${ms(localSearch.p50)}, p90 ${ms(localSearch.p90)} |
 | query embedding alone | p50 ${ms(embedOnly.p50)}, p90 ${ms(embedOnly.p90)} |

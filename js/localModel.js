@@ -104,7 +104,10 @@ class LocalModel {
     return this.#native.info
   }
 
-  /** `{ computed, cached, cacheFile, cacheLoaded, cacheWritten, cacheSkippedBytes, cacheErrors }` */
+  /**
+   * `{ encoderLoaded, computed, cached, cacheFile, cacheLoaded, cacheWritten, cacheSkippedBytes,
+   * cacheErrors }`
+   */
   get stats() {
     const stats = this.#native.stats
     return { ...stats, cacheFile: stats.cacheFile ?? null }

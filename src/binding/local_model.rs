@@ -34,6 +34,8 @@ pub struct NativeLocalModelInfo {
 
 #[napi(object)]
 pub struct NativeLocalModelStats {
+    /// Whether the encoder's weights are in memory (built on the first vector not cached).
+    pub encoder_loaded: bool,
     /// Vectors computed by the model.
     pub computed: u32,
     /// Vectors served from the disk cache.
@@ -69,6 +71,7 @@ impl NativeLocalModel {
     pub fn stats(&self) -> NativeLocalModelStats {
         let s = self.inner.stats();
         NativeLocalModelStats {
+            encoder_loaded: self.inner.encoder_loaded(),
             computed: s.computed as u32,
             cached: s.cached as u32,
             cache_file: s.cache_file,
@@ -108,7 +111,9 @@ impl Task for LocalEmbedTask {
     type JsValue = Vec<Float32Array>;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        Ok(self.model.embed(&self.texts, self.use_cache))
+        self.model
+            .embed(&self.texts, self.use_cache)
+            .map_err(|e| js_error(load_error(e)))
     }
 
     fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
@@ -126,18 +131,20 @@ impl Task for LoadLocalModelTask {
     type JsValue = NativeLocalModel;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        LocalModel::load(&self.dir, self.cache_dir.as_deref()).map_err(|e| {
-            js_error(match e {
-                LoadError::Missing(m) => ToolregError::LocalModelMissing(m),
-                LoadError::Invalid(m) => ToolregError::LocalModelInvalid(m),
-            })
-        })
+        LocalModel::load(&self.dir, self.cache_dir.as_deref()).map_err(|e| js_error(load_error(e)))
     }
 
     fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
         Ok(NativeLocalModel {
             inner: Arc::new(output),
         })
+    }
+}
+
+fn load_error(e: LoadError) -> ToolregError {
+    match e {
+        LoadError::Missing(m) => ToolregError::LocalModelMissing(m),
+        LoadError::Invalid(m) => ToolregError::LocalModelInvalid(m),
     }
 }
 

@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 
 use super::WordPiece;
 use super::kernels::{self, DIRECT_MAX_ROWS, Rows};
-use super::safetensors::{Dtype, SafeTensors, f16_to_f32};
+use super::safetensors::{SafeTensors, f16_to_f32};
 
 /// Tokens per text, [CLS] and [SEP] included, unless the model's `sentence_bert_config.json`
 /// says otherwise (all-MiniLM-L6-v2's `max_seq_length`); longer texts are truncated.
@@ -29,8 +29,9 @@ pub const DEFAULT_MAX_TOKENS: usize = 256;
 /// Rows (tokens of consecutive texts) stacked into one pass through the dense layers: enough
 /// to make the matrix products efficient, small enough to keep the scratch buffers in cache.
 const ROWS_PER_PASS: usize = 128;
-/// Texts per thread below which a batch is not split over threads.
-const TEXTS_PER_THREAD: usize = 4;
+/// Threads a batch is split over at most (more rarely pays on the machines this runs on, and
+/// the host's other work needs cores too).
+const MAX_THREADS: usize = 4;
 
 /// The files of a model folder (the optional npm package's layout).
 pub const CONFIG_FILE: &str = "config.json";
@@ -229,16 +230,17 @@ impl ModelFiles {
     }
 }
 
-impl BertEncoder {
-    /// Loads the model folder `dir` (see [`ModelFiles::read_dir`]).
-    pub fn from_dir(dir: &Path) -> Result<Self, LoadError> {
-        let files = ModelFiles::read_dir(dir)?;
-        BertEncoder::from_files(files, &dir.join(WEIGHTS_FILE).display().to_string())
-            .map_err(LoadError::Invalid)
-    }
+/// A model's files, checked: what building the encoder starts from.
+struct Checked<'a> {
+    config: BertConfig,
+    max_tokens: usize,
+    st: SafeTensors<'a>,
+    vocab_rows: usize,
+    info: ModelInfo,
+}
 
-    /// Builds the encoder from the files' contents; `weights_name` names the weights in errors.
-    pub fn from_files(files: ModelFiles, weights_name: &str) -> Result<Self, String> {
+impl<'a> Checked<'a> {
+    fn new(files: &'a ModelFiles, weights_name: &str) -> Result<Self, String> {
         let config = BertConfig::from_json(CONFIG_FILE, &files.config)?;
         let settings = |file: &str, text: &Option<String>| -> Result<Value, String> {
             text.as_deref().map_or(Ok(Value::Null), |t| {
@@ -266,15 +268,11 @@ impl BertEncoder {
         if max_tokens < 3 {
             return Err(format!("{SBERT_CONFIG_FILE}: max_seq_length is below 3"));
         }
-
-        let tokenizer = WordPiece::from_vocab(&files.vocab)
-            .ok_or_else(|| format!("{VOCAB_FILE}: has no [UNK] token"))?;
-        let special = |token: &str| {
-            tokenizer
-                .token_id(token)
-                .ok_or_else(|| format!("{VOCAB_FILE}: has no {token} token"))
-        };
-        let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
+        for token in ["[UNK]", "[CLS]", "[SEP]"] {
+            if !files.vocab.lines().any(|line| line == token) {
+                return Err(format!("{VOCAB_FILE}: has no {token} token"));
+            }
+        }
         let vocab_rows = files.vocab.lines().count();
 
         let mut identity = Sha256::new();
@@ -290,33 +288,90 @@ impl BertEncoder {
             identity.update((part.len() as u64).to_le_bytes());
             identity.update(part);
         }
-        let identity: [u8; 32] = identity.finalize().into();
-        let weights_bytes = files.weights.len();
 
-        let st = SafeTensors::parse(weights_name, files.weights)?;
+        let st = SafeTensors::parse(weights_name, &files.weights)?;
         let h = config.hidden;
         let word_shape = [vocab_rows, h];
-        if let Some(shape) = st.shape("embeddings.word_embeddings.weight")
-            && shape != word_shape
-        {
-            return Err(format!(
-                "{weights_name}: the word-embedding table has shape {shape:?}, but {VOCAB_FILE} has \
-                 {vocab_rows} tokens and the hidden size is {h}"
-            ));
+        let words = "embeddings.word_embeddings.weight";
+        match st.shape(words) {
+            Some(shape) if shape != word_shape => {
+                return Err(format!(
+                    "{weights_name}: the word-embedding table has shape {shape:?}, but \
+                     {VOCAB_FILE} has {vocab_rows} tokens and the hidden size is {h}"
+                ));
+            }
+            Some(_) => {}
+            None => return Err(st.tensor(words, &word_shape).err().unwrap_or_default()),
         }
-        let (words, weights_dtype) =
-            match st.f16_bits("embeddings.word_embeddings.weight", &word_shape)? {
-                Some(bits) => (WordTable::F16(bits), "F16"),
-                None => {
-                    let t = st.tensor("embeddings.word_embeddings.weight", &word_shape)?;
-                    let name = if t.dtype == Dtype::BF16 {
-                        "BF16"
-                    } else {
-                        "F32"
-                    };
-                    (WordTable::F32(t.values), name)
-                }
-            };
+        let weights_dtype = match st.dtype(words) {
+            Some("F16") => "F16",
+            Some("BF16") => "BF16",
+            Some("F32") => "F32",
+            other => {
+                return Err(format!(
+                    "{weights_name}: tensor {words:?} has dtype {}, expected F32, F16 or BF16",
+                    other.unwrap_or("?")
+                ));
+            }
+        };
+        Ok(Checked {
+            info: ModelInfo {
+                identity: identity.finalize().into(),
+                dimensions: h,
+                layers: config.layers,
+                max_tokens,
+                weights_dtype,
+                weights_bytes: files.weights.len(),
+            },
+            config,
+            max_tokens,
+            st,
+            vocab_rows,
+        })
+    }
+}
+
+impl BertEncoder {
+    /// Loads the model folder `dir` (see [`ModelFiles::read_dir`]).
+    pub fn from_dir(dir: &Path) -> Result<Self, LoadError> {
+        let files = ModelFiles::read_dir(dir)?;
+        BertEncoder::from_files(files, &dir.join(WEIGHTS_FILE).display().to_string())
+            .map_err(LoadError::Invalid)
+    }
+
+    /// What the files are, checked without building the encoder (no tensor is converted):
+    /// the configuration and settings, the vocabulary's special tokens, the weights file's
+    /// header and the word table's shape; with the identity hash over every file.
+    pub fn inspect(files: &ModelFiles, weights_name: &str) -> Result<ModelInfo, String> {
+        Checked::new(files, weights_name).map(|c| c.info)
+    }
+
+    /// Builds the encoder from the files' contents; `weights_name` names the weights in errors.
+    pub fn from_files(files: ModelFiles, weights_name: &str) -> Result<Self, String> {
+        let Checked {
+            config,
+            max_tokens,
+            st,
+            vocab_rows,
+            info,
+        } = Checked::new(&files, weights_name)?;
+        let tokenizer = WordPiece::from_vocab(&files.vocab)
+            .ok_or_else(|| format!("{VOCAB_FILE}: has no [UNK] token"))?;
+        let special = |token: &str| {
+            tokenizer
+                .token_id(token)
+                .ok_or_else(|| format!("{VOCAB_FILE}: has no {token} token"))
+        };
+        let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
+        let h = config.hidden;
+        let word_shape = [vocab_rows, h];
+        let words = match st.f16_bits("embeddings.word_embeddings.weight", &word_shape)? {
+            Some(bits) => WordTable::F16(bits),
+            None => WordTable::F32(
+                st.tensor("embeddings.word_embeddings.weight", &word_shape)?
+                    .values,
+            ),
+        };
         let vector = |name: &str, len: usize| st.tensor(name, &[len]).map(|t| t.values);
         let norm = |prefix: &str| -> Result<Norm, String> {
             Ok(Norm {
@@ -386,14 +441,7 @@ impl BertEncoder {
         token_type.truncate(h);
         let embed_norm = norm("embeddings.LayerNorm")?;
         Ok(BertEncoder {
-            info: ModelInfo {
-                identity,
-                dimensions: h,
-                layers: config.layers,
-                max_tokens,
-                weights_dtype,
-                weights_bytes,
-            },
+            info,
             config,
             tokenizer,
             cls,
@@ -429,8 +477,67 @@ impl BertEncoder {
     /// The unit-length embedding of each text, on this thread.
     pub fn embed_batch(&self, texts: &[&str]) -> Vec<Vec<f32>> {
         let sequences: Vec<Vec<u32>> = texts.iter().map(|t| self.token_ids(t)).collect();
+        self.embed_sequences(&sequences.iter().collect::<Vec<_>>())
+    }
+
+    /// [`Self::embed_batch`] with the texts split over the machine's cores (up to 4): a
+    /// catalog's tools at first use, and a query with its sentences (which the hybrid search
+    /// embeds together). Texts go longest first to the thread with the fewest tokens so far,
+    /// so one long text does not leave the other threads idle.
+    pub fn embed_parallel(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        let sequences: Vec<Vec<u32>> = texts.iter().map(|t| self.token_ids(t)).collect();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = cores.min(MAX_THREADS).min(sequences.len());
+        if threads <= 1 {
+            return self.embed_sequences(&sequences.iter().collect::<Vec<_>>());
+        }
+        let mut order: Vec<usize> = (0..sequences.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(sequences[i].len()));
+        let mut parts: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); threads];
+        for i in order {
+            let part = parts.iter_mut().min_by_key(|p| p.0).expect("threads > 1");
+            part.0 += sequences[i].len();
+            part.1.push(i);
+        }
+        let run = |indices: &[usize]| {
+            let seqs: Vec<&Vec<u32>> = indices.iter().map(|&i| &sequences[i]).collect();
+            indices
+                .iter()
+                .copied()
+                .zip(self.embed_sequences(&seqs))
+                .collect::<Vec<_>>()
+        };
+        let mut out = vec![Vec::new(); sequences.len()];
+        std::thread::scope(|scope| {
+            let run = &run;
+            let started: Vec<_> = parts[1..]
+                .iter()
+                .map(|(_, indices)| {
+                    let handle = std::thread::Builder::new()
+                        .name("toolreg-embed".into())
+                        .spawn_scoped(scope, move || run(indices));
+                    // A thread that cannot start leaves its part to this one: slower, not wrong.
+                    (indices, handle.ok())
+                })
+                .collect();
+            let mut done = run(&parts[0].1);
+            for (indices, handle) in started {
+                done.extend(match handle {
+                    Some(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                    None => run(indices),
+                });
+            }
+            for (i, vector) in done {
+                out[i] = vector;
+            }
+        });
+        out
+    }
+
+    /// One vector per token sequence, in passes of up to ROWS_PER_PASS stacked tokens.
+    fn embed_sequences(&self, sequences: &[&Vec<u32>]) -> Vec<Vec<f32>> {
         let mut scratch = Scratch::default();
-        let mut out = Vec::with_capacity(texts.len());
+        let mut out = Vec::with_capacity(sequences.len());
         let mut start = 0;
         while start < sequences.len() {
             // Consecutive texts up to ROWS_PER_PASS tokens (at least one text).
@@ -446,22 +553,11 @@ impl BertEncoder {
         out
     }
 
-    /// [`Self::embed_batch`] split over the machine's cores (capped) for batches big enough to
-    /// pay for the threads: embedding a catalog's tools is the slow part of first use.
-    pub fn embed_parallel(&self, texts: &[&str]) -> Vec<Vec<f32>> {
-        crate::parallel::map_chunks(texts.to_vec(), TEXTS_PER_THREAD, |chunk| {
-            self.embed_batch(&chunk)
-        })
-        .into_iter()
-        .flatten()
-        .collect()
-    }
-
     /// The encoder over `sequences` stacked row after row; pushes one pooled vector per sequence.
-    fn forward(&self, sequences: &[Vec<u32>], s: &mut Scratch, out: &mut Vec<Vec<f32>>) {
+    fn forward(&self, sequences: &[&Vec<u32>], s: &mut Scratch, out: &mut Vec<Vec<f32>>) {
         let h = self.config.hidden;
-        let n: usize = sequences.iter().map(Vec::len).sum();
-        let longest = sequences.iter().map(Vec::len).max().unwrap_or(0);
+        let n: usize = sequences.iter().map(|s| s.len()).sum();
+        let longest = sequences.iter().map(|s| s.len()).max().unwrap_or(0);
         s.resize(n, h, self.config.intermediate, longest);
 
         let mut row = 0;

@@ -47,10 +47,10 @@ struct Entry {
 }
 
 /// The file's bytes with its parsed header.
-pub struct SafeTensors {
+pub struct SafeTensors<'a> {
     /// For error messages.
     file: String,
-    bytes: Vec<u8>,
+    bytes: &'a [u8],
     data_start: usize,
     entries: HashMap<String, Entry>,
 }
@@ -61,10 +61,10 @@ pub struct Tensor {
     pub values: Vec<f32>,
 }
 
-impl SafeTensors {
+impl<'a> SafeTensors<'a> {
     /// Parses `bytes` (the content of `file`, named in errors) and checks every entry's
     /// offsets against its dtype, shape and the data size.
-    pub fn parse(file: &str, bytes: Vec<u8>) -> Result<Self, String> {
+    pub fn parse(file: &str, bytes: &'a [u8]) -> Result<Self, String> {
         let bad = |what: String| format!("{file}: not a valid safetensors file: {what}");
         if bytes.len() < 8 {
             return Err(bad(format!(
@@ -207,6 +207,11 @@ impl SafeTensors {
         self.entry(name).ok().map(|(_, e)| e.shape.as_slice())
     }
 
+    /// The dtype of tensor `name` as the file names it (`F32`, `F16`, `I64`, …).
+    pub fn dtype(&self, name: &str) -> Option<&str> {
+        self.entry(name).ok().map(|(_, e)| e.dtype_name.as_str())
+    }
+
     fn entry(&self, name: &str) -> Result<(String, &Entry), String> {
         if let Some(e) = self.entries.get(name) {
             return Ok((name.to_owned(), e));
@@ -281,7 +286,8 @@ mod tests {
         data.extend_from_slice(&0x3c00u16.to_le_bytes());
         data.extend_from_slice(&0x3f80u16.to_le_bytes());
         let header = r#"{"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F16","shape":[1,1],"data_offsets":[8,10]},"bert.c":{"dtype":"BF16","shape":[1],"data_offsets":[10,12]}}"#;
-        let st = SafeTensors::parse("x.safetensors", file(header, &data)).unwrap();
+        let bytes = file(header, &data);
+        let st = SafeTensors::parse("x.safetensors", &bytes).unwrap();
         assert_eq!(st.tensor("a", &[2]).unwrap().values, vec![1.5, -2.0]);
         let b = st.tensor("b", &[1, 1]).unwrap();
         assert_eq!((b.dtype, b.values), (Dtype::F16, vec![1.0]));
@@ -294,7 +300,8 @@ mod tests {
     #[test]
     fn errors_name_the_file_and_the_tensor() {
         let header = r#"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"ids":{"dtype":"I64","shape":[1],"data_offsets":[8,16]}}"#;
-        let st = SafeTensors::parse("m.safetensors", file(header, &[0; 16])).unwrap();
+        let bytes = file(header, &[0; 16]);
+        let st = SafeTensors::parse("m.safetensors", &bytes).unwrap();
         let err = |r: Result<Tensor, String>| r.err().unwrap();
         assert_eq!(
             err(st.tensor("a", &[3])),
@@ -303,7 +310,7 @@ mod tests {
         assert!(err(st.tensor("missing", &[1])).contains("tensor \"missing\" is missing"));
         assert!(err(st.tensor("ids", &[1])).contains("has dtype I64, expected F32, F16 or BF16"));
 
-        let bad = |bytes: Vec<u8>| SafeTensors::parse("m.safetensors", bytes).err().unwrap();
+        let bad = |bytes: Vec<u8>| SafeTensors::parse("m.safetensors", &bytes).err().unwrap();
         assert!(bad(vec![1, 2, 3]).starts_with("m.safetensors: not a valid safetensors file"));
         assert!(bad(file("{", &[])).contains("header is not a JSON object"));
         let mut huge = file("{}", &[]);
