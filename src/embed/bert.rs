@@ -20,7 +20,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::WordPiece;
-use super::kernels::{self, DIRECT_MAX_ROWS, Rows};
+use super::kernels::{self, Rows};
 use super::safetensors::{SafeTensors, f16_to_f32};
 
 /// Tokens per text, [CLS] and [SEP] included, unless the model's `sentence_bert_config.json`
@@ -769,7 +769,9 @@ impl Linear {
         match &self.weight {
             // Only kept as F16 where the direct kernel runs.
             Weights::F16(bits) => kernels::xwt(x, w(bits, self), out, self.outputs),
-            Weights::F32(weight) if rows < DIRECT_MAX_ROWS && kernels::direct_available() => {
+            // Wherever the direct kernel runs it runs for every stack size, so a text's vector
+            // never depends on the batch it came in.
+            Weights::F32(weight) if kernels::direct_available() => {
                 kernels::xwt(x, w(weight, self), out, self.outputs)
             }
             // Wᵀ is W read column-wise: element (i, j) of Wᵀ is W[j][i].
@@ -961,6 +963,35 @@ mod tests {
             assert_eq!(model.info().dimensions, 32);
             assert_eq!(model.info().max_tokens, 256);
             check_cases(&model, cases, "vector", 1e-5);
+        }
+    }
+
+    #[test]
+    fn a_text_gets_the_same_vector_alone_and_anywhere_in_a_batch() {
+        if !kernels::direct_available() {
+            eprintln!("skipped: without the direct kernel matrixmultiply's blocking may vary");
+            return;
+        }
+        let cases = expected(&fixture_dir("tiny-bert").join("expected.json"));
+        let texts: Vec<&str> = cases["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["text"].as_str().unwrap())
+            .collect();
+        for dir in ["tiny-bert", "tiny-bert-f16"] {
+            let model = BertEncoder::from_dir(&fixture_dir(dir)).unwrap();
+            let alone: Vec<Vec<f32>> = texts
+                .iter()
+                .map(|t| model.embed_batch(&[t]).remove(0))
+                .collect();
+            // Bit for bit: rows are computed alike wherever they sit in a stack or a thread.
+            assert_eq!(model.embed_batch(&texts), alone);
+            assert_eq!(model.embed_parallel(&texts), alone);
+            let reversed: Vec<&str> = texts.iter().rev().copied().collect();
+            let mut back = model.embed_parallel(&reversed);
+            back.reverse();
+            assert_eq!(back, alone);
         }
     }
 

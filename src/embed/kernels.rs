@@ -5,13 +5,10 @@
 //! (a query: ~10 token rows) that means copying every weight matrix of the model (42 MB) per
 //! text, which was two thirds of a query's time. [`xwt`] multiplies the rows directly against
 //! the weights as stored (row-major `[outputs, inputs]`, so each output is a dot product of two
-//! contiguous rows), in register blocks of 4 rows × 3 outputs with AVX2/FMA when the CPU has
-//! them; stacks of many rows still go to `matrixmultiply`, whose packed kernels win there.
-
-/// Rows below which the direct product beats `matrixmultiply` for F32 weights (measured on
-/// x86-64 with AVX-512, where `matrixmultiply` is fastest: at 40 rows the direct kernel is
-/// 5-10 % faster, at 64 rows 10-15 % slower). F16 weights always take the direct kernel.
-pub const DIRECT_MAX_ROWS: usize = 48;
+//! contiguous rows), in register blocks of 4 rows × 3 outputs with AVX2/FMA (4 × 6 with
+//! AVX-512), reading F16 weights as they are (F16C widens them in the load). Where these run
+//! they run for every product, whatever the number of rows; `matrixmultiply` serves the other
+//! CPUs (no AVX2/FMA/F16C, or not x86-64).
 
 /// Whether [`xwt`] has its fast path on this CPU (AVX2, FMA, and F16C for F16 weights).
 pub fn direct_available() -> bool {
@@ -79,10 +76,43 @@ pub fn xwt<W: Weight + avx2::Load>(x: Rows, w: Rows<W>, out: &mut [f32], out_str
     );
     assert!(direct_available(), "xwt: needs AVX2, FMA and F16C");
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: the CPU has AVX2, FMA and F16C (asserted), and every row read or written lies
-    // within its slice (asserted above).
-    unsafe {
-        avx2::xwt(x, w, out, out_stride)
+    {
+        let raw = avx2::Raw {
+            x: x.data.as_ptr(),
+            xs: x.stride,
+            m: x.rows,
+            w: w.data.as_ptr(),
+            ws: w.stride,
+            n: w.rows,
+            k: x.cols,
+            out: out.as_mut_ptr(),
+            os: out_stride,
+        };
+        // SAFETY: the CPU has AVX2, FMA and F16C (asserted) and AVX-512F where that kernel
+        // runs; every row read or written lies within its slice (asserted above).
+        unsafe {
+            if avx512_available() {
+                avx512::xwt(raw)
+            } else {
+                avx2::xwt(raw)
+            }
+        }
+    }
+}
+
+/// Whether the AVX-512 kernel runs (it doubles the lanes and registers of the AVX2 one).
+fn avx512_available() -> bool {
+    #[cfg(test)]
+    if tests::NO_AVX512.get() {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
     }
 }
 
@@ -96,14 +126,17 @@ mod avx2 {
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{Rows, Weight};
+    use super::Weight;
     use std::arch::x86_64::*;
 
-    /// Eight consecutive weights as f32 lanes.
+    /// Eight (sixteen) consecutive weights as f32 lanes.
     pub trait Load: Weight {
         /// # Safety
         /// Eight values readable at `p`; AVX2 and F16C available.
         unsafe fn load8(p: *const Self) -> __m256;
+        /// # Safety
+        /// Sixteen values readable at `p`; AVX-512F available.
+        unsafe fn load16(p: *const Self) -> __m512;
     }
 
     impl Load for f32 {
@@ -111,12 +144,20 @@ mod avx2 {
         unsafe fn load8(p: *const f32) -> __m256 {
             unsafe { _mm256_loadu_ps(p) }
         }
+        #[inline(always)]
+        unsafe fn load16(p: *const f32) -> __m512 {
+            unsafe { _mm512_loadu_ps(p) }
+        }
     }
 
     impl Load for u16 {
         #[inline(always)]
         unsafe fn load8(p: *const u16) -> __m256 {
             unsafe { _mm256_cvtph_ps(_mm_loadu_si128(p.cast())) }
+        }
+        #[inline(always)]
+        unsafe fn load16(p: *const u16) -> __m512 {
+            unsafe { _mm512_cvtph_ps(_mm256_loadu_si256(p.cast())) }
         }
     }
 
@@ -173,46 +214,160 @@ mod avx2 {
         }
     }
 
+    /// The operands as raw parts: `m` rows of x (stride `xs`), `n` rows of w (stride `ws`),
+    /// `k` values each; `out` with row stride `os`.
+    #[derive(Clone, Copy)]
+    pub(super) struct Raw<W> {
+        pub x: *const f32,
+        pub xs: usize,
+        pub m: usize,
+        pub w: *const W,
+        pub ws: usize,
+        pub n: usize,
+        pub k: usize,
+        pub out: *mut f32,
+        pub os: usize,
+    }
+
     #[inline(always)]
-    unsafe fn rows<const S: usize, W: Load>(
-        x: Rows,
-        w: *const W,
-        ws: usize,
-        out: *mut f32,
-        os: usize,
-    ) {
+    unsafe fn rows<const S: usize, W: Load>(p: Raw<W>) {
         unsafe {
-            let (xp, xs, k) = (x.data.as_ptr(), x.stride, x.cols);
+            let Raw {
+                x,
+                xs,
+                m,
+                w,
+                ws,
+                k,
+                out,
+                os,
+                ..
+            } = p;
             let mut i = 0;
-            while i + 4 <= x.rows {
-                block::<4, S, W>(xp.add(i * xs), xs, w, ws, k, out.add(i * os), os);
+            while i + 4 <= m {
+                block::<4, S, W>(x.add(i * xs), xs, w, ws, k, out.add(i * os), os);
                 i += 4;
             }
-            let (xp, o) = (xp.add(i * xs), out.add(i * os));
-            match x.rows - i {
-                3 => block::<3, S, W>(xp, xs, w, ws, k, o, os),
-                2 => block::<2, S, W>(xp, xs, w, ws, k, o, os),
-                1 => block::<1, S, W>(xp, xs, w, ws, k, o, os),
+            let (x, o) = (x.add(i * xs), out.add(i * os));
+            match m - i {
+                3 => block::<3, S, W>(x, xs, w, ws, k, o, os),
+                2 => block::<2, S, W>(x, xs, w, ws, k, o, os),
+                1 => block::<1, S, W>(x, xs, w, ws, k, o, os),
                 _ => {}
             }
         }
     }
 
+    /// # Safety
+    /// AVX2, FMA and F16C available; every row of `p` readable (x, w) or writable (out).
     #[target_feature(enable = "avx2,fma,f16c")]
-    pub(super) unsafe fn xwt<W: Load>(x: Rows, w: Rows<W>, out: &mut [f32], os: usize) {
+    pub(super) unsafe fn xwt<W: Load>(p: Raw<W>) {
         unsafe {
-            let (wp, ws, o) = (w.data.as_ptr(), w.stride, out.as_mut_ptr());
             // Three weight rows at a time stay in L1 while every token row passes them.
             let mut j = 0;
-            while j + 3 <= w.rows {
-                rows::<3, W>(x, wp.add(j * ws), ws, o.add(j), os);
+            let at = |j: usize| Raw {
+                w: p.w.add(j * p.ws),
+                out: p.out.add(j),
+                ..p
+            };
+            while j + 3 <= p.n {
+                rows::<3, W>(at(j));
                 j += 3;
             }
-            match w.rows - j {
-                2 => rows::<2, W>(x, wp.add(j * ws), ws, o.add(j), os),
-                1 => rows::<1, W>(x, wp.add(j * ws), ws, o.add(j), os),
+            match p.n - j {
+                2 => rows::<2, W>(at(j)),
+                1 => rows::<1, W>(at(j)),
                 _ => {}
             }
+        }
+    }
+}
+
+/// The same products with AVX-512: 16 lanes and 32 registers, so blocks of 4 rows × 6
+/// outputs (24 accumulators). Outputs past the last block of 6 go to the AVX2 kernel: which
+/// kernel computes an output depends on its column only, never on where a text's rows sit in
+/// a stack, so a text gets the same vector in any batch (and from the cache).
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::avx2::{Load, Raw};
+    use std::arch::x86_64::*;
+
+    const S: usize = 6;
+
+    #[inline(always)]
+    unsafe fn block<const R: usize, W: Load>(p: Raw<W>) {
+        unsafe {
+            let Raw {
+                x,
+                xs,
+                w,
+                ws,
+                k,
+                out,
+                os,
+                ..
+            } = p;
+            let mut acc = [[_mm512_setzero_ps(); S]; R];
+            let kb = k & !15;
+            let mut c = 0;
+            while c < kb {
+                let mut wv = [_mm512_setzero_ps(); S];
+                for (s, v) in wv.iter_mut().enumerate() {
+                    *v = W::load16(w.add(s * ws + c));
+                }
+                for (r, row) in acc.iter_mut().enumerate() {
+                    let xv = _mm512_loadu_ps(x.add(r * xs + c));
+                    for (a, v) in row.iter_mut().zip(&wv) {
+                        *a = _mm512_fmadd_ps(xv, *v, *a);
+                    }
+                }
+                c += 16;
+            }
+            for (r, row) in acc.iter().enumerate() {
+                for (s, a) in row.iter().enumerate() {
+                    let mut sum = _mm512_reduce_add_ps(*a);
+                    for t in kb..k {
+                        sum += *x.add(r * xs + t) * (*w.add(s * ws + t)).to_f32();
+                    }
+                    *out.add(r * os + s) += sum;
+                }
+            }
+        }
+    }
+
+    /// # Safety
+    /// AVX-512F, AVX2, FMA and F16C available; every row of `p` readable or writable.
+    #[target_feature(enable = "avx512f,avx2,fma,f16c")]
+    pub(super) unsafe fn xwt<W: Load>(p: Raw<W>) {
+        unsafe {
+            let n6 = p.n / S * S;
+            let mut j = 0;
+            while j < n6 {
+                let at = |i: usize| Raw {
+                    x: p.x.add(i * p.xs),
+                    w: p.w.add(j * p.ws),
+                    out: p.out.add(i * p.os + j),
+                    ..p
+                };
+                let mut i = 0;
+                while i + 4 <= p.m {
+                    block::<4, W>(at(i));
+                    i += 4;
+                }
+                match p.m - i {
+                    3 => block::<3, W>(at(i)),
+                    2 => block::<2, W>(at(i)),
+                    1 => block::<1, W>(at(i)),
+                    _ => {}
+                }
+                j += S;
+            }
+            super::avx2::xwt(Raw {
+                w: p.w.add(n6 * p.ws),
+                n: p.n - n6,
+                out: p.out.add(n6),
+                ..p
+            });
         }
     }
 }
@@ -274,6 +429,8 @@ pub(crate) mod tests {
         /// Set by a test to run the portable paths (`matrixmultiply`, F32 weights) on this
         /// thread, as on a CPU without AVX2/FMA/F16C.
         pub(crate) static PORTABLE: Cell<bool> = const { Cell::new(false) };
+        /// Set by a test to run the AVX2 kernel where the CPU has AVX-512.
+        pub(crate) static NO_AVX512: Cell<bool> = const { Cell::new(false) };
     }
 
     #[test]
@@ -315,8 +472,25 @@ pub(crate) mod tests {
             eprintln!("skipped: this CPU has no AVX2/FMA, the direct kernel is never used");
             return;
         }
-        // Row counts and widths around the 4 × 3 blocks and the 8-lane steps, with strides.
-        for (m, n, k) in [(1, 1, 1), (5, 7, 13), (4, 3, 8), (10, 32, 33), (3, 2, 40)] {
+        // Row counts and widths around the 4 × 3 and 4 × 6 blocks and the 8- and 16-lane
+        // steps, with strides; with the AVX-512 kernel (where the CPU has it) and without.
+        let shapes = [
+            (1, 1, 1),
+            (5, 7, 13),
+            (4, 3, 8),
+            (10, 32, 33),
+            (3, 2, 40),
+            (9, 13, 50),
+            (8, 12, 64),
+        ];
+        for (m, n, k) in shapes
+            .into_iter()
+            .flat_map(|s| [(s, false), (s, true)])
+            .map(|(s, avx2_only)| {
+                NO_AVX512.set(avx2_only);
+                s
+            })
+        {
             let (xs, ws, os) = (k + 3, k + 1, n + 2);
             let x: Vec<f32> = (0..m * xs)
                 .map(|i| ((i * 37) % 11) as f32 * 0.1 - 0.5)
