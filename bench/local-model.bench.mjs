@@ -62,12 +62,16 @@ const rssMb = () => {
   return process.memoryUsage().rss / 2 ** 20
 }
 
-/** Phases 1 and 2: one registry over the first TOOLS excerpt tools, in this (child) process. */
+/**
+ * Phases 1 and 2: one registry over the first TOOLS excerpt tools, in this (child) process;
+ * `builtin` instead of a cache folder: the same with the built-in static embeddings.
+ */
 async function child(cacheDir) {
   const entries = entriesOf(loadExcerpt().slice(0, TOOLS))
   const before = rssMb()
   const started = performance.now()
-  const registry = new ToolRegistry({ localModel: { path: modelDir(), cacheDir } })
+  const options = cacheDir === 'builtin' ? { builtinEmbeddings: true } : { localModel: { path: modelDir(), cacheDir } }
+  const registry = new ToolRegistry(options)
   registry.registerMany(entries)
   await registry.embeddingsReady()
   const ms = performance.now() - started
@@ -134,6 +138,7 @@ async function main() {
   const cacheDir = mkdtempSync(join(tmpdir(), 'toolreg-bench-cache-'))
   const first = runChild(cacheDir)
   const cached = runChild(cacheDir)
+  const builtinFirst = runChild('builtin')
   rmSync(cacheDir, { recursive: true, force: true })
 
   // 3: search over the big catalog.
@@ -168,6 +173,7 @@ async function main() {
 | what | result |
 |---|---|
 | first use: ${first.ready} excerpt tools, empty cache (fresh process) | ${ms(first.ms)} to embeddingsReady (${first.computed} computed, ${(first.ms / first.computed).toFixed(1)} ms per tool), RSS +${first.rssGrowth.toFixed(0)} MB |
+| the same with the built-in static embeddings (fresh process) | ${ms(builtinFirst.ms)}, RSS +${builtinFirst.rssGrowth.toFixed(0)} MB |
 | cached start: same tools, that cache (fresh process) | ${ms(cached.ms)} (${cached.computed} computed, ${cached.cached} from the cache; weights ${cached.encoderLoaded ? '' : 'not '}loaded), RSS +${cached.rssGrowth.toFixed(0)} MB |
 | search catalog | ${entries.length} tools, ${catalogLabel}; vectors ${fill.computed} computed (${ms(fill.ms)}), ${fill.cached} from ${persistent} |
 | searchAsync, local model (${source}) | p50 ${ms(localSearch.p50)}, p90 ${ms(localSearch.p90)} |

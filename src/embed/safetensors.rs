@@ -55,9 +55,8 @@ pub struct SafeTensors<'a> {
     entries: HashMap<String, Entry>,
 }
 
-/// A tensor's values converted to f32, with its stored dtype.
+/// A tensor's values converted to f32.
 pub struct Tensor {
-    pub dtype: Dtype,
     pub values: Vec<f32>,
 }
 
@@ -174,10 +173,7 @@ impl<'a> SafeTensors<'a> {
                 ));
             }
         };
-        Ok(Tensor {
-            dtype: entry.dtype,
-            values,
-        })
+        Ok(Tensor { values })
     }
 
     /// The raw F16 bits of tensor `name`, or `None` when it is stored in another dtype (the
@@ -289,8 +285,8 @@ mod tests {
         let bytes = file(header, &data);
         let st = SafeTensors::parse("x.safetensors", &bytes).unwrap();
         assert_eq!(st.tensor("a", &[2]).unwrap().values, vec![1.5, -2.0]);
-        let b = st.tensor("b", &[1, 1]).unwrap();
-        assert_eq!((b.dtype, b.values), (Dtype::F16, vec![1.0]));
+        assert_eq!(st.tensor("b", &[1, 1]).unwrap().values, vec![1.0]);
+        assert_eq!(st.dtype("b"), Some("F16"));
         assert_eq!(st.f16_bits("b", &[1, 1]).unwrap(), Some(vec![0x3c00]));
         assert_eq!(st.f16_bits("a", &[2]).unwrap(), None);
         // The `bert.` prefix of task-model checkpoints is looked through.
