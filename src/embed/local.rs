@@ -64,6 +64,9 @@ pub struct LocalModel {
     encoder: Mutex<Option<Arc<BertEncoder>>>,
     /// Shared by the worker-pool tasks of every embed call (a lookup pass, then an append).
     cache: Option<Mutex<VectorCache>>,
+    cache_file: Option<String>,
+    /// The cache's counts as of the last time they could be read without waiting.
+    cache_snapshot: Mutex<CacheStats>,
     computed: AtomicUsize,
     cached: AtomicUsize,
 }
@@ -96,13 +99,15 @@ impl LocalModel {
                 BertEncoder::inspect(&files, &name).map_err(LoadError::Invalid)?
             }
         };
-        let cache =
-            cache_dir.map(|d| Mutex::new(VectorCache::new(d, info.identity, info.dimensions)));
+        let cache = cache_dir.map(|d| VectorCache::new(d, info.identity, info.dimensions));
+        let cache_file = cache.as_ref().map(|c| c.path().display().to_string());
         Ok(LocalModel {
             dir: dir.to_owned(),
             info,
             encoder: Mutex::new(encoder),
-            cache,
+            cache: cache.map(Mutex::new),
+            cache_file,
+            cache_snapshot: Mutex::new(CacheStats::default()),
             computed: AtomicUsize::new(0),
             cached: AtomicUsize::new(0),
         })
@@ -159,6 +164,7 @@ impl LocalModel {
                     None => misses.push((i, key)),
                 }
             }
+            *lock_snapshot(&self.cache_snapshot) = cache.stats().clone();
         }
         self.cached
             .fetch_add(texts.len() - misses.len(), Ordering::Relaxed);
@@ -170,7 +176,9 @@ impl LocalModel {
                 entries.push((key, vector.clone()));
                 out[i] = Some(vector);
             }
-            lock(cache).insert(entries);
+            let mut cache = lock(cache);
+            cache.insert(entries);
+            *lock_snapshot(&self.cache_snapshot) = cache.stats().clone();
         }
         Ok(out.into_iter().map(Option::unwrap_or_default).collect())
     }
@@ -181,11 +189,16 @@ impl LocalModel {
         Ok(encoder.embed_parallel(&texts))
     }
 
+    /// Never waits for the cache: the stats are read on the JS thread, and a worker may hold
+    /// the cache while it reads the file; then the counts of the last finished call are given.
     pub fn stats(&self) -> LocalStats {
         let (cache_file, cache) = match &self.cache {
             Some(c) => {
-                let c = lock(c);
-                (Some(c.path().display().to_string()), c.stats().clone())
+                if let Ok(c) = c.try_lock() {
+                    *lock_snapshot(&self.cache_snapshot) = c.stats().clone();
+                }
+                let path = self.cache_file.clone();
+                (path, lock_snapshot(&self.cache_snapshot).clone())
             }
             None => (None, CacheStats::default()),
         };
@@ -209,6 +222,10 @@ impl LocalModel {
 /// The cache's state stays consistent even if a holder panicked (it only ever adds vectors).
 fn lock(cache: &Mutex<VectorCache>) -> std::sync::MutexGuard<'_, VectorCache> {
     cache.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn lock_snapshot(s: &Mutex<CacheStats>) -> std::sync::MutexGuard<'_, CacheStats> {
+    s.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]
