@@ -9,7 +9,7 @@
 //! wheel's own `model/` folder) and a JSON array of texts: the cosine between the two models'
 //! vectors of every text (what shipping F16 weights costs).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use toolreg::embed::bert::BertEncoder;
@@ -40,7 +40,7 @@ fn time_each(model: &BertEncoder, text: &str, runs: usize) -> (f64, f64) {
     percentiles(times)
 }
 
-fn load(dir: &PathBuf) -> BertEncoder {
+fn load(dir: &Path) -> BertEncoder {
     BertEncoder::from_dir(dir).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -84,7 +84,7 @@ fn main() {
     }
 
     if let (Some(f32_dir), Some(texts)) = (args.get(1), args.get(2)) {
-        let reference = load(&PathBuf::from(f32_dir));
+        let reference = load(Path::new(f32_dir));
         let texts: Vec<String> =
             serde_json::from_str(&std::fs::read_to_string(texts).expect("texts file"))
                 .expect("a JSON array of strings");
