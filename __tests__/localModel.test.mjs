@@ -168,7 +168,9 @@ describe('local model: tiny fixture BERT', () => {
   it('does not block the JS thread while a large batch is embedded', async () => {
     const model = await loadLocalModel({ path: TINY, cacheDir: false })
     const long = 'read the contents of a file from the local disk and list the directory '.repeat(20)
-    const texts = Array.from({ length: 150 }, (_, i) => `${i} ${long}`)
+    // Long enough to watch the event loop (~0.2 s in a release build), short enough not to
+    // starve the timing-sensitive suites that vitest runs beside this one.
+    const texts = Array.from({ length: 60 }, (_, i) => `${i} ${long}`)
     let ticks = 0
     let running = true
     const tick = () => {
