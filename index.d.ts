@@ -586,6 +586,17 @@ export interface ToolRegistryOptions {
    */
   builtinEmbeddings?: boolean
   /**
+   * Hybrid search with a local neural embedder: all-MiniLM-L6-v2 run by toolreg's addon (a BERT
+   * encoder in Rust), from the optional package `@toolreg/model-minilm-l6-v2`
+   * (`npm install @toolreg/model-minilm-l6-v2`, 45 MB), `$TOOLREG_MODEL_DIR`, or `path` (a
+   * folder with config.json, vocab.txt and model.safetensors). No host model, no network.
+   * The model is read on the first embedding, on the worker pool; tool vectors are cached on
+   * disk by text hash in `cacheDir` (default: the per-user cache folder, e.g. `~/.cache/toolreg`;
+   * `false` for none). Throws `TOOLREG_LOCAL_MODEL_MISSING` when no model folder is found. Not
+   * combinable with `embed` / `embeddingModel` / `builtinEmbeddings`.
+   */
+  localModel?: boolean | LocalModelOptions
+  /**
    * A second stage for `searchAsync`, `rank` and the meta-tools (not the sync `search`): the
    * host's reranker (a Cohere, Jina or BGE reranker, a cross-encoder, ...) scores the first
    * stage's top `rerankTopK` candidates for the query, higher is better, one finite number per
@@ -605,7 +616,61 @@ export interface EmbeddingStats {
   pending: number
   /** Vector length (0 before the first vector). */
   dimensions: number
+  /**
+   * With `localModel`: the model folder, whether its files have been read (on the first
+   * embedding), and its counters.
+   */
+  localModel?: { path: string; loaded: boolean } & Partial<LocalModelStats> & Pick<LocalModelStats, 'computed' | 'cached' | 'cacheFile'>
 }
+
+export interface LocalModelOptions {
+  /** A model folder (config.json, vocab.txt, model.safetensors); default: `$TOOLREG_MODEL_DIR`, else the optional package. */
+  path?: string
+  /** Where tool vectors are cached; default the per-user cache folder; `false`: no disk cache. */
+  cacheDir?: string | false
+}
+
+export interface LocalModelInfo {
+  /** SHA-256 of the model's files (hex); the disk cache is per identity. */
+  identity: string
+  dimensions: number
+  layers: number
+  /** Tokens per text, [CLS] and [SEP] included; longer texts are truncated. */
+  maxTokens: number
+  weightsDtype: 'F32' | 'F16' | 'BF16'
+  weightsBytes: number
+}
+
+export interface LocalModelStats {
+  /** Whether the encoder's weights are in memory: built on the first vector not in the cache. */
+  encoderLoaded: boolean
+  /** Vectors computed by the model. */
+  computed: number
+  /** Vectors served from the disk cache. */
+  cached: number
+  cacheFile: string | null
+  /** Vectors read from the cache file when it was loaded. */
+  cacheLoaded: number
+  /** Vectors appended to it by this process. */
+  cacheWritten: number
+  /** Bytes of the cache file that were not whole, valid records (skipped). */
+  cacheSkippedBytes: number
+  /** Failed cache reads or writes (the first one is warned about; never fatal). */
+  cacheErrors: number
+}
+
+/** A loaded local model (see `ToolRegistryOptions.localModel`). */
+export declare class LocalModel {
+  readonly info: LocalModelInfo
+  readonly stats: LocalModelStats
+  /** Unit vectors, computed on the worker pool; `{ cache: true }` goes through the disk cache. */
+  embed(texts: string[], opts?: { cache?: boolean }): Promise<Float32Array[]>
+  /** The disk cache's warnings since the last call. */
+  takeWarnings(): string[]
+}
+
+/** Loads the local model (the optional package, `$TOOLREG_MODEL_DIR` or `path`) on the worker pool. */
+export declare function loadLocalModel(options?: LocalModelOptions): Promise<LocalModel>
 
 export interface ToolRegistry {
   /** `register` for many entries in one native call; all are checked before any is added. */

@@ -33,6 +33,7 @@ const { syncMcpToolsToRegistry, McpToolError } = require('./js/mcp/sync')
 const { mcpResultToText, mcpResultToModelOutput } = require('./js/mcp/content')
 const { providerSchema } = require('./js/provider')
 const { repairToolCallLocally, createAiRepair } = require('./js/repair')
+const { loadLocalModel, LocalModel } = require('./js/localModel')
 
 const ToolDefer = Object.freeze({ Never: 'never', Always: 'always', Auto: 'auto' })
 
@@ -66,6 +67,8 @@ module.exports = {
   mcpResultToModelOutput,
   repairToolCallLocally,
   createAiRepair,
+  loadLocalModel,
+  LocalModel,
   ToolregError,
   ToolInvocationError,
   McpToolError,

@@ -30,7 +30,9 @@ symlinkSync(root, join(dir, 'node_modules', 'toolreg'))
 
 function run(file) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [file], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
+    // The local-model block caches vectors in the per-user cache folder: here, a test folder.
+    const env = { ...process.env, XDG_CACHE_HOME: join(dir, 'cache') }
+    const child = spawn(process.execPath, [file], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => (stdout += d))
@@ -47,6 +49,7 @@ describe('README code blocks', () => {
     expect(blocks.map((b) => b.heading)).toEqual(expect.arrayContaining([
       'Quick start',
       'Registry and search',
+      'Local neural embeddings (optional)',
       'Token math and the defer decision',
       'Meta-tools and exposition',
       'Provider-safe schemas',

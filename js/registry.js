@@ -4,6 +4,7 @@ const native = require('../binding.js')
 const { callNative, fromNative, invalidArgument } = require('./errors')
 const { jsonSchemaOf, isThenable } = require('./schema')
 const { installBuiltinEmbeddings } = require('./native')
+const { loadResolved, resolveLocalModel } = require('./localModel')
 
 const DEFER_VALUES = ['never', 'always', 'auto']
 
@@ -173,8 +174,12 @@ class ToolRegistry {
   /** The running embedding pass, if any. */
   #embedding = null
   #queryVectors = new Map()
+  /** The embedder for query texts when it differs from `#embed` (the local model skips its cache). */
+  #embedQuery = null
   /** Whether `#embed` is the built-in static table (which the native search also runs). */
   #builtin = false
+  /** The local model: its resolved folder, and the loaded model once something was embedded. */
+  #local = null
   /** The host's reranker over the first stage's top `#rerankTopK`, or null. */
   #rerank = null
   #rerankTopK = DEFAULT_RERANK_TOP_K
@@ -186,11 +191,19 @@ class ToolRegistry {
    *   embed?: (texts: string[]) => Promise<number[][]>,
    *   embedBatchSize?: number,
    *   builtinEmbeddings?: boolean,
+   *   localModel?: boolean | { path?: string, cacheDir?: string | false },
    * }} [options]
    */
   constructor(options = {}) {
     this.#logger = options.logger ?? console
-    const { embeddingModel, embed, embedBatchSize, builtinEmbeddings } = options
+    const { embeddingModel, embed, embedBatchSize, builtinEmbeddings, localModel } = options
+    if (localModel !== undefined && localModel !== false) {
+      if (embed !== undefined || embeddingModel != null || builtinEmbeddings) {
+        throw invalidArgument('localModel', 'use one embedder: the local model, the built-in embeddings (builtinEmbeddings) or your own (embed / embeddingModel)')
+      }
+      // Found now (a missing package fails here, with the install command); read on first use.
+      this.#local = { spec: resolveLocalModel(localModel), loading: null, model: null }
+    }
     if (builtinEmbeddings !== undefined && typeof builtinEmbeddings !== 'boolean') {
       throw invalidArgument('builtinEmbeddings', `expected a boolean, got ${typeof builtinEmbeddings}`)
     }
@@ -212,7 +225,13 @@ class ToolRegistry {
       const { embedMany } = require('ai')
       this.#embed = async (values) => (await embedMany({ model: embeddingModel, values })).embeddings
     }
-    if (builtinEmbeddings) {
+    if (this.#local) {
+      // Plugged in as a host embedder would be (dense weight 0.6, measured for MiniLM), but
+      // native: loading and embedding run on the worker pool, tool vectors through the disk cache.
+      this.#embed = (texts) => this.#localEmbed(texts, true)
+      this.#embedQuery = (texts) => this.#localEmbed(texts, false)
+      this.#native.enableEmbeddings()
+    } else if (builtinEmbeddings) {
       // The built-in table is one more embedder, run natively on the worker pool: registration
       // stays as fast as without embeddings, and vectors follow in batches.
       installBuiltinEmbeddings(native)
@@ -313,9 +332,31 @@ class ToolRegistry {
     return this.#embed !== null
   }
 
-  /** `{ enabled, ready, pending, dimensions }`: how many tools have an embedding. */
+  /**
+   * `{ enabled, ready, pending, dimensions }`: how many tools have an embedding; with the local
+   * model also `localModel: { path, loaded, computed, cached, cacheFile, … }`.
+   */
   get embeddingStats() {
-    return this.#native.embeddingStats
+    const stats = this.#native.embeddingStats
+    if (!this.#local) return stats
+    const { spec, model } = this.#local
+    const local = model ? model.stats : { computed: 0, cached: 0, cacheFile: null }
+    return { ...stats, localModel: { path: spec.dir, loaded: model !== null, ...local } }
+  }
+
+  /** The local model's vectors of `texts`; loads the model on first use (once). */
+  async #localEmbed(texts, cache) {
+    const local = this.#local
+    local.loading ??= loadResolved(local.spec).then((model) => {
+      local.model = model
+      return model
+    })
+    const model = await local.loading
+    try {
+      return await model.embed(texts, { cache })
+    } finally {
+      for (const warning of model.takeWarnings()) this.#logger.warn(`toolreg: ${warning}`)
+    }
   }
 
   /**
@@ -384,7 +425,7 @@ class ToolRegistry {
     const cached = this.#queryVectors.get(query)
     if (cached) return cached
     const texts = [query, ...native.querySentences(query)]
-    const vectors = await this.#embed(texts)
+    const vectors = await (this.#embedQuery ?? this.#embed)(texts)
     if (!Array.isArray(vectors) || vectors.length !== texts.length) {
       throw new TypeError(`the embedder returned ${Array.isArray(vectors) ? vectors.length : 'no'} vectors for ${texts.length} query texts`)
     }

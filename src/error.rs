@@ -19,6 +19,15 @@ pub enum ToolregError {
 
     #[error("{feature} is not available yet: {reason}")]
     NotAvailable { feature: String, reason: String },
+
+    /// A file of the local embedding model is missing (the optional package not installed, a
+    /// wrong `path`).
+    #[error("the local embedding model is missing: {0}")]
+    LocalModelMissing(String),
+
+    /// The local model's files are there but are not a model this encoder can run.
+    #[error("the local embedding model cannot be loaded: {0}")]
+    LocalModelInvalid(String),
 }
 
 impl ToolregError {
@@ -30,6 +39,8 @@ impl ToolregError {
             ToolregError::InvalidSchema { .. } => "TOOLREG_INVALID_SCHEMA",
             ToolregError::InvalidQuery(_) => "TOOLREG_INVALID_QUERY",
             ToolregError::NotAvailable { .. } => "TOOLREG_NOT_AVAILABLE",
+            ToolregError::LocalModelMissing(_) => "TOOLREG_LOCAL_MODEL_MISSING",
+            ToolregError::LocalModelInvalid(_) => "TOOLREG_LOCAL_MODEL_INVALID",
         }
     }
 

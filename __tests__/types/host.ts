@@ -10,6 +10,9 @@ import {
   shouldDefer,
   countTokens,
   McpHub,
+  loadLocalModel,
+  type LocalModel,
+  type ToolRegistryOptions,
   syncMcpToolsToRegistry,
   buildMcpToolWireId,
   isApprovalGated,
@@ -40,6 +43,20 @@ registry.register({
   }),
   applies: (scope) => Boolean((scope.assistant as typeof assistant | undefined)?.settings?.enableWebSearch),
 })
+
+// The local neural embedder: the optional package's model, or a folder of one.
+const withLocalModel = new ToolRegistry({ localModel: { path: '/models/all-MiniLM-L6-v2', cacheDir: false } })
+const localStats: number | undefined = withLocalModel.embeddingStats.localModel?.computed
+async function embedLocally(): Promise<number> {
+  const model: LocalModel = await loadLocalModel({ cacheDir: '/tmp/vectors' })
+  const vectors: Float32Array[] = await model.embed(['read a file'], { cache: true })
+  const cacheFile: string | null = model.stats.cacheFile
+  return vectors[0].length + model.info.dimensions + (cacheFile ? 1 : 0) + (localStats ?? 0)
+}
+void embedLocally
+// @ts-expect-error cacheDir is a folder or false
+const badLocal: ToolRegistryOptions = { localModel: { cacheDir: true } }
+void badLocal
 
 // A jsonSchema() tool on a registry of its own, with a request-scoped builder.
 const local = new ToolRegistry({ logger: { warn: (message) => console.warn(message) }, builtinEmbeddings: true })

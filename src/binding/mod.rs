@@ -7,6 +7,7 @@ mod callback;
 mod defer;
 mod exec;
 mod gateway;
+mod local_model;
 mod mcp;
 mod provider;
 mod registry;

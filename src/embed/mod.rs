@@ -1,5 +1,8 @@
-//! Built-in static embeddings: hybrid search without a host embedding model.
+//! Embeddings for hybrid search without a host embedding model: the built-in static table
+//! (this file) and the optional local neural model (`bert`: a BERT encoder run in Rust,
+//! `cache`: its vectors on disk, `local`: the two together).
 //!
+//! Built-in static embeddings:
 //! One vector per WordPiece token, distilled from all-MiniLM-L6-v2 and fitted on public MCP
 //! tool texts (`scripts/build_static_embeddings.py`, `assets/static-embeddings/README.md`). A
 //! text's vector is the weighted sum of its tokens' vectors: a few dozen table rows, so
@@ -7,6 +10,11 @@
 //! run time. It is weaker than the model it was distilled from and is measured as such
 //! (README, "Hybrid search quality").
 
+pub mod bert;
+pub mod cache;
+mod kernels;
+pub mod local;
+mod safetensors;
 mod wordpiece;
 
 use std::path::Path;

@@ -47,6 +47,11 @@ impl WordPiece {
         self.ids.len()
     }
 
+    /// The id of a vocabulary token (`[CLS]`, `[SEP]`, …), matched literally.
+    pub fn token_id(&self, token: &str) -> Option<u32> {
+        self.ids.get(token).copied()
+    }
+
     /// The text's token ids.
     pub fn encode(&self, text: &str) -> Vec<u32> {
         let mut out = Vec::new();
