@@ -134,6 +134,23 @@ def user_text(turn):
     return " ".join(m["content"] for m in turn if m.get("role") == "user" and m.get("content"))
 
 
+def add_query(queries, seen, entry, answer, keys, group):
+    """Appends a single-turn BFCL entry as a query: its user messages joined, relevant = the
+    catalog keys (`keys`: function name -> key) of the functions its ground truth calls.
+    Entries without an answer, text or relevant function, or repeating a query, are skipped."""
+    text = " ".join(user_text(t) for t in entry["question"])
+    if answer is None or not text or text in seen:
+        return
+    relevant = []
+    for call in answer["ground_truth"]:
+        for name in call:
+            if name in keys and keys[name] not in relevant:
+                relevant.append(keys[name])
+    if relevant:
+        seen.add(text)
+        queries.append({"text": text, "group": group, "relevant": relevant})
+
+
 def bfcl(path):
     z = zipfile.ZipFile(path)
     cat, queries, seen = Catalog(), [], set()
@@ -147,18 +164,7 @@ def bfcl(path):
                 keys[f["name"]] = cat.add(
                     f["name"], f.get("description", ""), flatten(f.get("parameters", {})), ns
                 )
-            text = " ".join(user_text(t) for t in e["question"])
-            gt = answers.get(e["id"])
-            if gt is None or not text or text in seen:
-                continue
-            relevant = []
-            for call in gt["ground_truth"]:
-                for name in call:
-                    if name in keys and keys[name] not in relevant:
-                        relevant.append(keys[name])
-            if relevant:
-                seen.add(text)
-                queries.append({"text": text, "group": category, "relevant": relevant})
+            add_query(queries, seen, e, answers.get(e["id"]), keys, category)
     return {"tools": cat.tools, "queries": queries}
 
 
@@ -180,18 +186,7 @@ def bfcl_live_multiple(path):
     entries = jsonl(z, "bfcl_eval/data/BFCL_v4_live_multiple.json")
     answers = {a["id"]: a for a in jsonl(z, "bfcl_eval/data/possible_answer/BFCL_v4_live_multiple.json")}
     for e in entries:
-        text = " ".join(user_text(t) for t in e["question"])
-        gt = answers.get(e["id"])
-        if gt is None or not text or text in seen:
-            continue
-        relevant = []
-        for call in gt["ground_truth"]:
-            for name in call:
-                if name in by_name and by_name[name] not in relevant:
-                    relevant.append(by_name[name])
-        if relevant:
-            seen.add(text)
-            queries.append({"text": text, "group": "live_multiple", "relevant": relevant})
+        add_query(queries, seen, e, answers.get(e["id"]), by_name, "live_multiple")
     return {"tools": cat.tools, "queries": queries}
 
 

@@ -917,6 +917,15 @@ mod tests {
     }
 
     /// Checks a model's ids and vectors against the reference's for every case.
+    /// The fixture's expected vectors for this model's weights: F16 weights have their own.
+    fn expected_key(model: &BertEncoder) -> &'static str {
+        if model.info().weights_dtype == "F16" {
+            "f16"
+        } else {
+            "f32"
+        }
+    }
+
     fn check_cases(model: &BertEncoder, cases: &[Value], key: &str, tolerance: f32) {
         let texts: Vec<&str> = cases.iter().map(|c| c["text"].as_str().unwrap()).collect();
         // One text at a time, all stacked in passes, and split over threads: same vectors.
@@ -1013,11 +1022,7 @@ mod tests {
         if let Some(dir) = minilm_dir() {
             let model = BertEncoder::from_dir(&dir).unwrap();
             let want = expected(&fixture_dir("minilm-expected.json"));
-            let key = if model.info().weights_dtype == "F16" {
-                "f16"
-            } else {
-                "f32"
-            };
+            let key = expected_key(&model);
             check_cases(&model, want["cases"].as_array().unwrap(), key, 1e-5);
         }
         super::kernels::tests::PORTABLE.set(false);
@@ -1122,11 +1127,7 @@ mod tests {
         };
         let model = BertEncoder::from_dir(&dir).unwrap();
         let want = expected(&fixture_dir("minilm-expected.json"));
-        let key = if model.info().weights_dtype == "F16" {
-            "f16"
-        } else {
-            "f32"
-        };
+        let key = expected_key(&model);
         assert_eq!(model.info().dimensions, 384);
         check_cases(&model, want["cases"].as_array().unwrap(), key, 1e-5);
     }

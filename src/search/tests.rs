@@ -42,6 +42,15 @@ fn index(tools: &[T]) -> SearchIndex {
     idx
 }
 
+/// [`index`] with other ranking knobs: the same tools with one rule off show what it does.
+fn index_tuned(tools: &[T], tuning: Tuning) -> SearchIndex {
+    let mut idx = SearchIndex::with_tuning(tuning);
+    for t in tools {
+        put(&mut idx, t);
+    }
+    idx
+}
+
 fn names(hits: &[SearchHit]) -> Vec<&str> {
     hits.iter().map(|h| h.name.as_str()).collect()
 }
@@ -1012,7 +1021,7 @@ fn bulk_upsert_matches_one_by_one() {
 }
 
 /// Each of the three ranking faults below is a class seen on data the ranker was not tuned on
-/// (docs/search-ranking.md, "Three ranking faults"); these pin one instance of each.
+/// (docs/search-ranking.md, "The three faults and what fixed them"); these pin one instance of each.
 #[test]
 fn a_rare_decisive_word_outweighs_a_phrase_of_common_words() {
     let tools = [
@@ -1030,11 +1039,13 @@ fn a_rare_decisive_word_outweighs_a_phrase_of_common_words() {
     let query = "Japanese speech audio file";
     assert_eq!(q(&index(&tools), query)[0], "japanese_tts");
     // The fault, with a phrase weighed by its own rarity: two common adjacent words win.
-    let mut uncapped = SearchIndex::with_tuning(Tuning {
-        phrase_idf: PhraseIdf::Own,
-        ..Tuning::default()
-    });
-    tools.iter().for_each(|t| put(&mut uncapped, t));
+    let uncapped = index_tuned(
+        &tools,
+        Tuning {
+            phrase_idf: PhraseIdf::Own,
+            ..Tuning::default()
+        },
+    );
     assert_eq!(q(&uncapped, query)[0], "speech_recognition");
 }
 
@@ -1055,13 +1066,13 @@ fn a_noun_typed_as_written_beats_the_verb_it_stems_to() {
     // The stem still reaches the verbs.
     assert!(hits.contains(&"buildApk".to_string()), "{hits:?}");
     // The fault, stems alone: the shorter verb names win.
-    let mut stems_only = SearchIndex::with_tuning(Tuning {
-        surface_weight: 0.0,
-        ..Tuning::default()
-    });
-    for t in &tools {
-        put(&mut stems_only, t);
-    }
+    let stems_only = index_tuned(
+        &tools,
+        Tuning {
+            surface_weight: 0.0,
+            ..Tuning::default()
+        },
+    );
     assert_ne!(q(&stems_only, "building")[0], "getBuildingInfo");
 }
 
@@ -1078,13 +1089,13 @@ fn an_opaque_id_in_a_query_does_not_match_one_letter_name_parts() {
     let query = "where is order KsuxdqnB";
     assert_eq!(q(&index(&tools), query), ["get_order"]);
     // The fault, the letter taken as a word.
-    let mut letters = SearchIndex::with_tuning(Tuning {
-        drop_split_letters: false,
-        ..Tuning::default()
-    });
-    for t in &tools {
-        put(&mut letters, t);
-    }
+    let letters = index_tuned(
+        &tools,
+        Tuning {
+            drop_split_letters: false,
+            ..Tuning::default()
+        },
+    );
     assert!(q(&letters, query).contains(&"getB2BMarketingData".to_string()));
     // An id typed alone still finds a tool whose name is that id.
     let idx = index(&[tool("KsuxdqnB", "ids", "An opaque tool name.")]);
