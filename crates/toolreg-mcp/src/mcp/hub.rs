@@ -815,6 +815,9 @@ async fn service_error(slot: &Slot, conn: &Connection, op: &str, e: &ServiceErro
 /// A `tools/call` whose progress notifications go to `sink`. rmcp gives every request a progress
 /// token of its own, known only once the request is sent, so the call is sent by hand; like
 /// `Peer::call_tool`, abandoning it (timeout, cancel) tells the server.
+/// How long a call's progress route stays open after its answer (see `call_with_progress`).
+const PROGRESS_GRACE: Duration = Duration::from_millis(20);
+
 async fn call_with_progress(
     conn: Arc<Connection>,
     params: CallToolRequestParams,
@@ -832,6 +835,12 @@ async fn call_with_progress(
     };
     let response = handle.await_response().await;
     abandoned.id = None;
+    // rmcp hands each notification to a task of its own but a response straight to its caller,
+    // so progress the server sent before its answer can still be on its way to the sink here
+    // (seen: the conformance suite's progress scenario lost its last notification on a busy
+    // machine). Those tasks were spawned before the answer was read: a short grace before the
+    // route closes lets them deliver.
+    tokio::time::sleep(PROGRESS_GRACE).await;
     match response? {
         ServerResult::CallToolResult(result) => Ok(result),
         _ => Err(ServiceError::UnexpectedResponse),
