@@ -31,6 +31,8 @@ pub fn direct_available() -> bool {
 /// A value a weight matrix is stored as: f32, or the bits of an IEEE half (`u16`), which the
 /// kernel widens as it loads them (half the memory and half the bytes streamed per text).
 pub trait Weight: Copy {
+    // Read by the x86-64 kernels only; elsewhere the type is just the weights' storage.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     fn to_f32(self) -> f32;
 }
 
@@ -101,19 +103,13 @@ pub fn xwt<W: Weight + avx2::Load>(x: Rows, w: Rows<W>, out: &mut [f32], out_str
 }
 
 /// Whether the AVX-512 kernel runs (it doubles the lanes and registers of the AVX2 one).
+#[cfg(target_arch = "x86_64")]
 fn avx512_available() -> bool {
     #[cfg(test)]
     if tests::NO_AVX512.get() {
         return false;
     }
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx512f")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    std::is_x86_feature_detected!("avx512f")
 }
 
 #[cfg(not(target_arch = "x86_64"))]
