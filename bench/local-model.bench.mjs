@@ -13,7 +13,9 @@
 //    target/bench-cache/ (filled on the first run, which takes minutes). searchAsync p50/p90
 //    over distinct queries (StableToolBench's test queries, or a built-in list), with the local
 //    model, with the built-in static embeddings and with words alone (`search`) in the same
-//    run; and the query embedding alone.
+//    run; what the model alone takes for a query with its sentences (what searchAsync embeds)
+//    and for the whole query alone; and searchAsync on short requests (the built-in list of
+//    ~10-word requests, as people type them into a chat client).
 //
 // Env: TOOLS (first-use tool count, default 1000), QUERIES (default 300), SEARCH_TOOLS (cap on
 // the search catalog, default all).
@@ -29,6 +31,7 @@ import { dataDir, firstLine, loadCatalog, median, percentile, wireName } from '.
 
 const require = createRequire(import.meta.url)
 const { ToolRegistry, loadLocalModel } = require('../index.js')
+const { querySentences } = require('../binding.js')
 const { tool, jsonSchema } = require('ai')
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const TOOLS = Number(process.env.TOOLS ?? 1000)
@@ -166,7 +169,10 @@ async function main() {
   const localSearch = await timeQueries(list, (x) => local.searchAsync(x))
   const builtinSearch = await timeQueries(list, (x) => builtin.searchAsync(x))
   const words = await timeQueries(list, async (x) => local.search(x))
+  const embedWithSentences = await timeQueries(list, (x) => model.embed([x, ...querySentences(x)]))
   const embedOnly = await timeQueries(list, (x) => model.embed([x]))
+  const sentenceShare = list.filter((x) => querySentences(x).length > 0).length / list.length
+  const shortSearch = await timeQueries(BUILTIN_QUERIES, (x) => local.searchAsync(x))
 
   const ms = (x) => (x >= 100 ? `${(x / 1000).toFixed(2)} s` : `${x.toFixed(2)} ms`)
   console.log(`
@@ -177,7 +183,9 @@ async function main() {
 | cached start: same tools, that cache (fresh process) | ${ms(cached.ms)} (${cached.computed} computed, ${cached.cached} from the cache; weights ${cached.encoderLoaded ? '' : 'not '}loaded), RSS +${cached.rssGrowth.toFixed(0)} MB |
 | search catalog | ${entries.length} tools, ${catalogLabel}; vectors ${fill.computed} computed (${ms(fill.ms)}), ${fill.cached} from ${persistent} |
 | searchAsync, local model (${source}) | p50 ${ms(localSearch.p50)}, p90 ${ms(localSearch.p90)} |
-| query embedding alone | p50 ${ms(embedOnly.p50)}, p90 ${ms(embedOnly.p90)} |
+| the model alone: the query and its sentences (${(sentenceShare * 100).toFixed(0)} % of these queries have several) | p50 ${ms(embedWithSentences.p50)}, p90 ${ms(embedWithSentences.p90)} |
+| the model alone: the whole query | p50 ${ms(embedOnly.p50)}, p90 ${ms(embedOnly.p90)} |
+| searchAsync, local model, ${BUILTIN_QUERIES.length} short requests | p50 ${ms(shortSearch.p50)}, p90 ${ms(shortSearch.p90)} |
 | searchAsync, built-in static embeddings | p50 ${ms(builtinSearch.p50)}, p90 ${ms(builtinSearch.p90)} |
 | search, words only | p50 ${ms(words.p50)}, p90 ${ms(words.p90)} |
 | local / words at p50 | ${(localSearch.p50 / words.p50).toFixed(0)}× |

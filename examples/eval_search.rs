@@ -579,16 +579,73 @@ fn load_embeddings(set: &DataSet, dir: &Path) -> Option<Embeddings> {
         .map(|q| q.text.clone())
         .zip(chunks.by_ref())
         .collect();
+    let whole = WholeQuery::from_env();
     for (text, vector) in &mut queries {
         for _ in query_sentences(text) {
             vector.extend(chunks.next()?);
         }
+        whole.derive(text, vector, dim);
     }
     Some(Embeddings {
         dim,
         tools,
         queries: queries.into_iter().collect(),
     })
+}
+
+/// Where a multi-sentence query's whole-query vector comes from (`TOOLREG_QUERY_WHOLE`): the
+/// embedder (`embed`, the default), or its sentences' vectors, so the embedder runs on each
+/// token once — their mean (`mean`), their mean weighted by word count (`words`); `drop`
+/// keeps the sentences' vectors alone, `whole` the whole query's alone.
+#[derive(Clone, Copy, PartialEq)]
+enum WholeQuery {
+    Embed,
+    Mean,
+    Words,
+    Drop,
+    Whole,
+}
+
+impl WholeQuery {
+    fn from_env() -> Self {
+        match std::env::var("TOOLREG_QUERY_WHOLE").as_deref() {
+            Err(_) | Ok("embed") => WholeQuery::Embed,
+            Ok("mean") => WholeQuery::Mean,
+            Ok("words") => WholeQuery::Words,
+            Ok("drop") => WholeQuery::Drop,
+            Ok("whole") => WholeQuery::Whole,
+            Ok(other) => panic!("TOOLREG_QUERY_WHOLE=embed|mean|words|drop|whole, not {other}"),
+        }
+    }
+
+    /// Rewrites `vectors` (the whole query's, then its sentences') per this rule.
+    fn derive(self, query: &str, vectors: &mut Vec<f32>, dim: usize) {
+        let sentences = query_sentences(query);
+        if self == WholeQuery::Embed || sentences.is_empty() {
+            return;
+        }
+        match self {
+            WholeQuery::Drop => vectors.drain(..dim).for_each(drop),
+            WholeQuery::Whole => vectors.truncate(dim),
+            _ => {}
+        }
+        if matches!(self, WholeQuery::Drop | WholeQuery::Whole) {
+            return;
+        }
+        let mut sum = vec![0f32; dim];
+        for (sentence, v) in sentences.iter().zip(vectors[dim..].chunks_exact(dim)) {
+            let w = match self {
+                WholeQuery::Words => sentence.split_whitespace().count().max(1) as f32,
+                _ => 1.0,
+            };
+            sum.iter_mut().zip(v).for_each(|(s, x)| *s += w * x);
+        }
+        let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+        vectors[..dim]
+            .iter_mut()
+            .zip(&sum)
+            .for_each(|(d, s)| *d = s / norm);
+    }
 }
 
 /// Dense retrieval alone, brute force: cosine similarity to the whole query's embedding, or

