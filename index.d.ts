@@ -665,6 +665,12 @@ export declare class LocalModel {
   readonly stats: LocalModelStats
   /** Unit vectors, computed on the worker pool; `{ cache: true }` goes through the disk cache. */
   embed(texts: string[], opts?: { cache?: boolean }): Promise<Float32Array[]>
+  /**
+   * What the hybrid search embeds for a query: the whole query's vector, then one per sentence
+   * of a multi-sentence request (the whole query's then derived from the sentences', so each
+   * token runs through the model once).
+   */
+  embedQuery(query: string): Promise<Float32Array[]>
   /** The disk cache's warnings since the last call. */
   takeWarnings(): string[]
 }

@@ -90,6 +90,28 @@ describe('local model: tiny fixture BERT', () => {
     expect(warnings).toEqual([])
   })
 
+  it('embeds a multi-sentence request once per sentence, the whole derived from them', async () => {
+    const model = await loadLocalModel({ path: TINY, cacheDir: false })
+    const request = 'Read the file notes.txt. Then send an email to Bob!'
+    const [whole, ...each] = await model.embedQuery(request)
+    const sentences = await model.embed(['Read the file notes.txt.', 'Then send an email to Bob!'])
+    expect(each).toEqual(sentences)
+    // The sentences' mean weighted by their words (4 and 6), at unit length.
+    const sum = Array.from(sentences[0], (x, i) => 4 * x + 6 * sentences[1][i])
+    const norm = Math.hypot(...sum)
+    expect(maxDiff(whole, sum.map((x) => x / norm))).toBeLessThanOrEqual(1e-6)
+    expect(model.stats.computed).toBe(4)
+    await expect(model.embedQuery(42)).rejects.toMatchObject({ code: 'TOOLREG_INVALID_ARGUMENT' })
+
+    // searchAsync embeds the request that way: two vectors computed, not three.
+    const { registry } = quiet({ localModel: { path: TINY, cacheDir: false } })
+    registry.registerMany(TOOLS)
+    await registry.embeddingsReady()
+    const before = registry.embeddingStats.localModel.computed
+    expect(await registry.searchAsync(request, { limit: 3 })).toHaveLength(3)
+    expect(registry.embeddingStats.localModel.computed - before).toBe(2)
+  })
+
   it('caches tool vectors on disk: a second registry computes none of them', async () => {
     const first = quiet({ localModel: { path: TINY, cacheDir } })
     first.registry.registerMany(TOOLS)

@@ -38,7 +38,7 @@ use serde_json::{Value, json};
 use toolreg::registry::{Defer, EntrySpec, Registry};
 use toolreg::search::{
     PhraseIdf, SearchDoc, SearchHit, SearchIndex, SearchOptions, Tuning, embedding_text,
-    query_sentences, tokenize,
+    query_sentences, tokenize, whole_query_vector,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -593,15 +593,14 @@ fn load_embeddings(set: &DataSet, dir: &Path) -> Option<Embeddings> {
     })
 }
 
-/// Where a multi-sentence query's whole-query vector comes from (`TOOLREG_QUERY_WHOLE`): the
-/// embedder (`embed`, the default), or its sentences' vectors, so the embedder runs on each
-/// token once — their mean (`mean`), their mean weighted by word count (`words`); `drop`
-/// keeps the sentences' vectors alone, `whole` the whole query's alone.
+/// Where a multi-sentence query's vectors come from (`TOOLREG_QUERY_WHOLE`): the embedder's
+/// whole-query vector and the sentences' (`embed`, a host embedder's way), the whole query's
+/// derived from the sentences' by `whole_query_vector` (`derived`, the local model's way),
+/// the sentences' alone (`drop`) or the whole query's alone (`whole`).
 #[derive(Clone, Copy, PartialEq)]
 enum WholeQuery {
     Embed,
-    Mean,
-    Words,
+    Derived,
     Drop,
     Whole,
 }
@@ -610,41 +609,31 @@ impl WholeQuery {
     fn from_env() -> Self {
         match std::env::var("TOOLREG_QUERY_WHOLE").as_deref() {
             Err(_) | Ok("embed") => WholeQuery::Embed,
-            Ok("mean") => WholeQuery::Mean,
-            Ok("words") => WholeQuery::Words,
+            Ok("derived") => WholeQuery::Derived,
             Ok("drop") => WholeQuery::Drop,
             Ok("whole") => WholeQuery::Whole,
-            Ok(other) => panic!("TOOLREG_QUERY_WHOLE=embed|mean|words|drop|whole, not {other}"),
+            Ok(other) => panic!("TOOLREG_QUERY_WHOLE=embed|derived|drop|whole, not {other}"),
         }
     }
 
     /// Rewrites `vectors` (the whole query's, then its sentences') per this rule.
     fn derive(self, query: &str, vectors: &mut Vec<f32>, dim: usize) {
         let sentences = query_sentences(query);
-        if self == WholeQuery::Embed || sentences.is_empty() {
+        if sentences.is_empty() {
             return;
         }
         match self {
+            WholeQuery::Embed => {}
+            WholeQuery::Derived => {
+                let each: Vec<Vec<f32>> = vectors[dim..]
+                    .chunks_exact(dim)
+                    .map(<[f32]>::to_vec)
+                    .collect();
+                vectors[..dim].copy_from_slice(&whole_query_vector(&sentences, &each));
+            }
             WholeQuery::Drop => vectors.drain(..dim).for_each(drop),
             WholeQuery::Whole => vectors.truncate(dim),
-            _ => {}
         }
-        if matches!(self, WholeQuery::Drop | WholeQuery::Whole) {
-            return;
-        }
-        let mut sum = vec![0f32; dim];
-        for (sentence, v) in sentences.iter().zip(vectors[dim..].chunks_exact(dim)) {
-            let w = match self {
-                WholeQuery::Words => sentence.split_whitespace().count().max(1) as f32,
-                _ => 1.0,
-            };
-            sum.iter_mut().zip(v).for_each(|(s, x)| *s += w * x);
-        }
-        let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-        vectors[..dim]
-            .iter_mut()
-            .zip(&sum)
-            .for_each(|(d, s)| *d = s / norm);
     }
 }
 

@@ -131,6 +131,22 @@ class LocalModel {
     }
   }
 
+  /**
+   * What the hybrid search embeds for `query`: the whole query's vector, then one per sentence
+   * of a multi-sentence request. The model reads the sentences only, and the whole query's
+   * vector is their mean weighted by word count, so each token runs through it once.
+   * @param {string} query
+   * @returns {Promise<Float32Array[]>}
+   */
+  async embedQuery(query) {
+    if (typeof query !== 'string') throw invalidArgument('query', `expected a string, got ${typeof query}`)
+    try {
+      return await this.#native.embedQuery(query)
+    } catch (error) {
+      throw fromNative(error)
+    }
+  }
+
   /** The disk cache's warnings since the last call (a failed read or write; never fatal). */
   takeWarnings() {
     return this.#native.takeWarnings()

@@ -228,8 +228,8 @@ class ToolRegistry {
     if (this.#local) {
       // Plugged in as a host embedder would be (dense weight 0.6, measured for MiniLM), but
       // native: loading and embedding run on the worker pool, tool vectors through the disk cache.
-      this.#embed = (texts) => this.#localEmbed(texts, true)
-      this.#embedQuery = (texts) => this.#localEmbed(texts, false)
+      this.#embed = (texts) => this.#withLocalModel((model) => model.embed(texts, { cache: true }))
+      this.#embedQuery = (query) => this.#withLocalModel((model) => model.embedQuery(query))
       this.#native.enableEmbeddings()
     } else if (builtinEmbeddings) {
       // The built-in table is one more embedder, run natively on the worker pool: registration
@@ -345,7 +345,7 @@ class ToolRegistry {
   }
 
   /** The local model's vectors of `texts`; loads the model on first use (once). */
-  async #localEmbed(texts, cache) {
+  async #withLocalModel(run) {
     const local = this.#local
     local.loading ??= loadResolved(local.spec).then((model) => {
       local.model = model
@@ -353,7 +353,7 @@ class ToolRegistry {
     })
     const model = await local.loading
     try {
-      return await model.embed(texts, { cache })
+      return await run(model)
     } finally {
       for (const warning of model.takeWarnings()) this.#logger.warn(`toolreg: ${warning}`)
     }
@@ -425,7 +425,7 @@ class ToolRegistry {
     const cached = this.#queryVectors.get(query)
     if (cached) return cached
     const texts = [query, ...native.querySentences(query)]
-    const vectors = await (this.#embedQuery ?? this.#embed)(texts)
+    const vectors = await (this.#embedQuery ? this.#embedQuery(query) : this.#embed(texts))
     if (!Array.isArray(vectors) || vectors.length !== texts.length) {
       throw new TypeError(`the embedder returned ${Array.isArray(vectors) ? vectors.length : 'no'} vectors for ${texts.length} query texts`)
     }

@@ -88,8 +88,20 @@ impl NativeLocalModel {
     pub fn embed(&self, texts: Vec<String>, use_cache: Option<bool>) -> AsyncTask<LocalEmbedTask> {
         AsyncTask::new(LocalEmbedTask {
             model: self.inner.clone(),
-            texts,
-            use_cache: use_cache.unwrap_or(false),
+            input: EmbedInput::Texts {
+                texts,
+                use_cache: use_cache.unwrap_or(false),
+            },
+        })
+    }
+
+    /// A search query's vectors, computed on the worker pool: the whole query's, then one per
+    /// sentence of `querySentences(query)` (the whole query's derived from its sentences').
+    #[napi(ts_return_type = "Promise<Float32Array[]>")]
+    pub fn embed_query(&self, query: String) -> AsyncTask<LocalEmbedTask> {
+        AsyncTask::new(LocalEmbedTask {
+            model: self.inner.clone(),
+            input: EmbedInput::Query(query),
         })
     }
 
@@ -102,8 +114,12 @@ impl NativeLocalModel {
 
 pub struct LocalEmbedTask {
     model: Arc<LocalModel>,
-    texts: Vec<String>,
-    use_cache: bool,
+    input: EmbedInput,
+}
+
+enum EmbedInput {
+    Texts { texts: Vec<String>, use_cache: bool },
+    Query(String),
 }
 
 impl Task for LocalEmbedTask {
@@ -111,9 +127,11 @@ impl Task for LocalEmbedTask {
     type JsValue = Vec<Float32Array>;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        self.model
-            .embed(&self.texts, self.use_cache)
-            .map_err(|e| js_error(load_error(e)))
+        match &self.input {
+            EmbedInput::Texts { texts, use_cache } => self.model.embed(texts, *use_cache),
+            EmbedInput::Query(query) => self.model.embed_query(query),
+        }
+        .map_err(|e| js_error(load_error(e)))
     }
 
     fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {

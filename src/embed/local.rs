@@ -9,6 +9,7 @@ use super::bert::{
     BertEncoder, CONFIG_FILE, LoadError, ModelFiles, ModelInfo, VOCAB_FILE, WEIGHTS_FILE,
 };
 use super::cache::{CacheStats, VectorCache};
+use crate::search::{query_sentences, whole_query_vector};
 
 /// A model folder as loaded: its canonical path and each model file's size and modification
 /// time (a rebuilt package is a new key).
@@ -183,6 +184,20 @@ impl LocalModel {
         Ok(out.into_iter().map(Option::unwrap_or_default).collect())
     }
 
+    /// A search query's vectors for the hybrid search: the whole query's, then one per
+    /// sentence of its [`query_sentences`]. With sentences the encoder reads only them, and the
+    /// whole query's vector is derived from theirs ([`whole_query_vector`]): each token passes
+    /// through the model once instead of twice, which halves a long request's time.
+    pub fn embed_query(&self, query: &str) -> Result<Vec<Vec<f32>>, LoadError> {
+        let sentences = query_sentences(query);
+        if sentences.is_empty() {
+            return self.compute(vec![query]);
+        }
+        let vectors = self.compute(sentences.clone())?;
+        let whole = whole_query_vector(&sentences, &vectors);
+        Ok(std::iter::once(whole).chain(vectors).collect())
+    }
+
     fn compute(&self, texts: Vec<&str>) -> Result<Vec<Vec<f32>>, LoadError> {
         let encoder = self.encoder()?;
         self.computed.fetch_add(texts.len(), Ordering::Relaxed);
@@ -235,6 +250,28 @@ mod tests {
 
     fn tiny() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tiny-bert")
+    }
+
+    #[test]
+    fn a_query_is_embedded_per_sentence_with_the_whole_derived_from_them() {
+        let model = LocalModel::load(&tiny(), None).unwrap();
+        let request = "Find me a song by Queen. Also tell me a joke about cats!";
+        let sentences = [
+            "Find me a song by Queen.",
+            "Also tell me a joke about cats!",
+        ];
+        let got = model.embed_query(request).unwrap();
+        let each = model.embed(&sentences.map(String::from), false).unwrap();
+        assert_eq!(got[1..], each[..]);
+        assert_eq!(got[0], whole_query_vector(&sentences, &each));
+        // The model read each sentence once and the whole request never.
+        assert_eq!(model.stats().computed, 4);
+        // One sentence: the query's own vector, as `embed` gives it.
+        let single = "find me a song by queen";
+        assert_eq!(
+            model.embed_query(single).unwrap(),
+            model.embed(&[single.to_owned()], false).unwrap()
+        );
     }
 
     #[test]

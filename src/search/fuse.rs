@@ -46,6 +46,24 @@ pub fn query_sentences(query: &str) -> Vec<&str> {
     out
 }
 
+/// The whole query's vector derived from its sentences' (`vectors[i]` embeds `sentences[i]`):
+/// their mean weighted by each sentence's word count, at unit length. The local model uses it
+/// instead of a pass over the whole query, so each token goes through the encoder once, not
+/// twice; docs/search-ranking.md has what that costs in recall.
+pub fn whole_query_vector(sentences: &[&str], vectors: &[Vec<f32>]) -> Vec<f32> {
+    let dim = vectors.first().map_or(0, Vec::len);
+    let mut sum = vec![0f32; dim];
+    for (sentence, v) in sentences.iter().zip(vectors) {
+        let words = sentence.split_whitespace().count().max(1) as f32;
+        sum.iter_mut().zip(v).for_each(|(s, x)| *s += words * x);
+    }
+    let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 && norm.is_finite() {
+        sum.iter_mut().for_each(|x| *x /= norm);
+    }
+    sum
+}
+
 fn push_sentence<'a>(out: &mut Vec<&'a str>, piece: &'a str) {
     let piece = piece.trim();
     if piece.split_whitespace().nth(1).is_some() {
@@ -217,6 +235,23 @@ pub(crate) fn hybrid(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_whole_query_vector_weighs_each_sentence_by_its_words() {
+        let v = whole_query_vector(
+            &["find me a song now", "tell jokes"],
+            &[vec![1.0, 0.0], vec![0.0, 1.0]],
+        );
+        // 5 words against 2: (5, 2) at unit length.
+        let expected = [5.0 / 29f32.sqrt(), 2.0 / 29f32.sqrt()];
+        assert!(
+            v.iter().zip(expected).all(|(a, b)| (a - b).abs() < 1e-6),
+            "{v:?}"
+        );
+        // Opposite sentences of one length cancel out: a zero vector, not NaN.
+        let zero = whole_query_vector(&["a b", "c d"], &[vec![1.0, 0.0], vec![-1.0, 0.0]]);
+        assert_eq!(zero, vec![0.0, 0.0]);
+    }
 
     #[test]
     fn sentences_of_a_multi_request_query() {

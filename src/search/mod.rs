@@ -20,7 +20,7 @@ mod rank;
 pub mod tokenize;
 mod vector;
 
-pub use fuse::{MAX_QUERY_SENTENCES, query_sentences};
+pub use fuse::{MAX_QUERY_SENTENCES, query_sentences, whole_query_vector};
 pub use vector::embedding_text;
 
 use std::collections::HashSet;
