@@ -1,6 +1,6 @@
 // Drop-in compatibility with the reference TypeScript registry (Cherry Studio v2): each block
 // states the reference's behaviour and checks it here; the last block checks the deliberate
-// deviations, each with its reason. See README "Migrating from the reference registry".
+// deviations, each with its reason. See docs/migration.md.
 import { describe, it, expect, afterAll } from 'vitest'
 import { createHash } from 'node:crypto'
 import { tool, jsonSchema, asSchema, generateText, stepCountIs } from 'ai'
