@@ -125,7 +125,7 @@ struct Norm {
     bias: Vec<f32>,
 }
 
-/// `y = x · Wᵀ + b` with `W` as stored: `[outputs, inputs]`, row-major.
+/// `y = x · Wᵀ + b`, with `W` stored in the file as `[outputs, inputs]`.
 struct Linear {
     weight: Weights,
     bias: Vec<f32>,
@@ -133,11 +133,13 @@ struct Linear {
     outputs: usize,
 }
 
-/// A weight matrix in memory: F16 bits when the file has F16 and the CPU can widen them as
-/// the direct kernel loads them (half the memory, half the bytes read per text), else f32.
+/// A weight matrix in memory. Where the direct kernel runs, `Wᵀ` [`kernels::pack`]ed in
+/// panels: as F16 bits when the file has F16 (the kernel widens them as it loads them: half
+/// the memory, half the bytes read per text), else f32. Elsewhere f32 as the file stores it.
 enum Weights {
-    F32(Vec<f32>),
-    F16(Vec<u16>),
+    Packed(Vec<f32>),
+    PackedF16(Vec<u16>),
+    Stored(Vec<f32>),
 }
 
 struct Layer {
@@ -160,8 +162,9 @@ enum WordTable {
 /// What a loaded model is, for the host and for cache keys.
 #[derive(Clone, Debug)]
 pub struct ModelInfo {
-    /// SHA-256 over the model's files (config, vocabulary, weights, settings): vectors cached
-    /// under one identity were computed by exactly these files.
+    /// SHA-256 over the model's files (config, vocabulary, weights, settings) and the
+    /// kernels' arithmetic: vectors cached under one identity were computed by exactly these
+    /// files, in the same way.
     pub identity: [u8; 32],
     pub dimensions: usize,
     pub layers: usize,
@@ -288,6 +291,8 @@ impl<'a> Checked<'a> {
             identity.update((part.len() as u64).to_le_bytes());
             identity.update(part);
         }
+        // Vectors of other arithmetic differ in their last bits: never mixed in from a cache.
+        identity.update(kernels::ARITHMETIC.as_bytes());
 
         let st = SafeTensors::parse(weights_name, &files.weights)?;
         let h = config.hidden;
@@ -379,7 +384,7 @@ impl BertEncoder {
                 bias: vector(&format!("{prefix}.bias"), h)?,
             })
         };
-        let keep_f16 = kernels::direct_available();
+        let direct = kernels::direct_available();
         let linear = |names: &[String], inputs: usize, outputs: usize| -> Result<Linear, String> {
             let mut bias = Vec::with_capacity(outputs * names.len());
             for name in names {
@@ -387,26 +392,31 @@ impl BertEncoder {
             }
             let shape = [outputs, inputs];
             let mut halves = Vec::with_capacity(outputs * inputs * names.len());
-            for name in names.iter().filter(|_| keep_f16) {
+            for name in names.iter().filter(|_| direct) {
                 match st.f16_bits(&format!("{name}.weight"), &shape)? {
                     Some(bits) => halves.extend(bits),
                     None => break,
                 }
             }
-            let weight = if keep_f16 && halves.len() == outputs * inputs * names.len() {
-                Weights::F16(halves)
+            let stacked = outputs * names.len();
+            let weight = if direct && halves.len() == stacked * inputs {
+                Weights::PackedF16(kernels::pack(&halves, stacked, inputs))
             } else {
-                let mut weight = Vec::with_capacity(outputs * inputs * names.len());
+                let mut weight = Vec::with_capacity(stacked * inputs);
                 for name in names {
                     weight.extend(st.tensor(&format!("{name}.weight"), &shape)?.values);
                 }
-                Weights::F32(weight)
+                if direct {
+                    Weights::Packed(kernels::pack(&weight, stacked, inputs))
+                } else {
+                    Weights::Stored(weight)
+                }
             };
             Ok(Linear {
                 weight,
                 bias,
                 inputs,
-                outputs: outputs * names.len(),
+                outputs: stacked,
             })
         };
         let mut layers = Vec::with_capacity(config.layers);
@@ -655,15 +665,27 @@ impl BertEncoder {
         let context = &mut s.context[offset * h + col..];
         let direct = kernels::direct_available();
         if direct {
-            // Each score is a dot product of a query row and a key row.
+            // Q (len × d) times Kᵀ (d × len): K's head columns transposed first.
+            let kt = &mut s.keys_t[..d * len];
+            for (t, row) in k.chunks(stride).take(len).enumerate() {
+                for (c, &x) in row[..d].iter().enumerate() {
+                    kt[c * len + t] = x;
+                }
+            }
             scores.fill(0.0);
-            let rows = |data| Rows {
-                data,
+            let q = Rows {
+                data: q,
                 rows: len,
                 cols: d,
                 stride,
             };
-            kernels::xwt(rows(q), rows(k), scores, len);
+            let kt = Rows {
+                data: kt,
+                rows: d,
+                cols: len,
+                stride: len,
+            };
+            kernels::xw(q, kt.into(), scores, len);
             scores.iter_mut().for_each(|v| *v *= scale);
         } else {
             // Q (len × d, rows of the qkv matrix) times Kᵀ (d × len: K read column-wise).
@@ -686,13 +708,7 @@ impl BertEncoder {
             row.iter_mut().for_each(|v| *v /= sum);
         }
         if direct {
-            // P V as dot products of P's rows with Vᵀ's rows: V transposed (d × len) first.
-            let vt = &mut s.values_t[..d * len];
-            for (t, row) in v.chunks(stride).take(len).enumerate() {
-                for (c, &x) in row[..d].iter().enumerate() {
-                    vt[c * len + t] = x;
-                }
-            }
+            // P (len × len) times V (len × d, the head's columns of the qkv rows).
             for row in context.chunks_mut(h).take(len) {
                 row[..d].fill(0.0);
             }
@@ -702,13 +718,13 @@ impl BertEncoder {
                 cols: len,
                 stride: len,
             };
-            let vt = Rows {
-                data: vt,
-                rows: d,
-                cols: len,
-                stride: len,
+            let v = Rows {
+                data: v,
+                rows: len,
+                cols: d,
+                stride,
             };
-            kernels::xwt(p, vt, context, h);
+            kernels::xw(p, v.into(), context, h);
         } else {
             gemm(
                 (len, len, d),
@@ -758,24 +774,21 @@ impl Linear {
             cols: self.inputs,
             stride: self.inputs,
         };
-        fn w<'a, T>(data: &'a [T], l: &Linear) -> Rows<'a, T> {
-            Rows {
-                data,
-                rows: l.outputs,
-                cols: l.inputs,
-                stride: l.inputs,
-            }
-        }
         match &self.weight {
-            // Only kept as F16 where the direct kernel runs.
-            Weights::F16(bits) => kernels::xwt(x, w(bits, self), out, self.outputs),
-            // Wherever the direct kernel runs it runs for every stack size, so a text's vector
-            // never depends on the batch it came in.
-            Weights::F32(weight) if kernels::direct_available() => {
-                kernels::xwt(x, w(weight, self), out, self.outputs)
-            }
+            Weights::PackedF16(bits) => kernels::xw(
+                x,
+                kernels::packed(bits, self.inputs, self.outputs),
+                out,
+                self.outputs,
+            ),
+            Weights::Packed(weight) => kernels::xw(
+                x,
+                kernels::packed(weight, self.inputs, self.outputs),
+                out,
+                self.outputs,
+            ),
             // Wᵀ is W read column-wise: element (i, j) of Wᵀ is W[j][i].
-            Weights::F32(weight) => gemm(
+            Weights::Stored(weight) => gemm(
                 (rows, self.inputs, self.outputs),
                 1.0,
                 (input, self.inputs, 1),
@@ -802,8 +815,8 @@ struct Scratch {
 struct AttentionScratch {
     /// One head's attention weights (longest sequence squared).
     scores: Vec<f32>,
-    /// One head's values, transposed, for the direct kernel.
-    values_t: Vec<f32>,
+    /// One head's keys, transposed, for the direct kernel.
+    keys_t: Vec<f32>,
     /// Every head's output, rows × hidden.
     context: Vec<f32>,
 }
@@ -817,7 +830,7 @@ impl Scratch {
         fit(&mut self.x, rows * hidden);
         fit(&mut self.qkv, rows * hidden * 3);
         fit(&mut self.attention.context, rows * hidden);
-        fit(&mut self.attention.values_t, longest * hidden);
+        fit(&mut self.attention.keys_t, longest * hidden);
         fit(&mut self.delta, rows * hidden);
         fit(&mut self.inner, rows * intermediate);
         fit(&mut self.attention.scores, longest * longest);
@@ -967,7 +980,7 @@ mod tests {
             let kept_f16 = model
                 .layers
                 .iter()
-                .all(|l| matches!(l.up.weight, Weights::F16(_)));
+                .all(|l| matches!(l.up.weight, Weights::PackedF16(_)));
             assert_eq!(kept_f16, dtype == "F16" && kernels::direct_available());
             assert_eq!(model.info().dimensions, 32);
             assert_eq!(model.info().max_tokens, 256);
@@ -976,7 +989,7 @@ mod tests {
     }
 
     #[test]
-    fn a_text_gets_the_same_vector_alone_and_anywhere_in_a_batch() {
+    fn a_text_gets_the_same_vector_alone_in_any_batch_and_from_either_kernel() {
         if !kernels::direct_available() {
             eprintln!("skipped: without the direct kernel matrixmultiply's blocking may vary");
             return;
@@ -1001,6 +1014,12 @@ mod tests {
             let mut back = model.embed_parallel(&reversed);
             back.reverse();
             assert_eq!(back, alone);
+            // And from the AVX2 kernel where the CPU has AVX-512: every output is the same chain
+            // of fused multiply-adds whatever the vector width.
+            kernels::tests::NO_AVX512.set(true);
+            let narrow = model.embed_batch(&texts);
+            kernels::tests::NO_AVX512.set(false);
+            assert_eq!(narrow, alone);
         }
     }
 
@@ -1015,7 +1034,7 @@ mod tests {
                 model
                     .layers
                     .iter()
-                    .all(|l| matches!(l.up.weight, Weights::F32(_)))
+                    .all(|l| matches!(l.up.weight, Weights::Stored(_)))
             );
             check_cases(&model, want["cases"].as_array().unwrap(), "vector", 1e-5);
         }

@@ -3,14 +3,28 @@
 //!
 //! `matrixmultiply` packs both operands into its own layout on every call. For one short text
 //! (a query: ~10 token rows) that means copying every weight matrix of the model (42 MB) per
-//! text, which was two thirds of a query's time. [`xwt`] multiplies the rows directly against
-//! the weights as stored (row-major `[outputs, inputs]`, so each output is a dot product of two
-//! contiguous rows), in register blocks of 4 rows × 3 outputs with AVX2/FMA (4 × 6 with
-//! AVX-512), reading F16 weights as they are (F16C widens them in the load). Where these run
-//! they run for every product, whatever the number of rows; `matrixmultiply` serves the other
-//! CPUs (no AVX2/FMA/F16C, or not x86-64).
+//! text, which was two thirds of a query's time. [`xw`] multiplies the rows directly against
+//! the weights as the encoder keeps them: transposed and [`pack`]ed once at load into panels
+//! of 16 outputs, each panel `[inputs, 16]` and contiguous, so the weights of 16 outputs for
+//! one input are one vector load and a block of outputs reads its panels as plain streams
+//! (the columns of a row-major `[inputs, outputs]` matrix are read a page apart per input,
+//! which the prefetchers do not follow: that layout was 5× slower). Each step broadcasts one
+//! input value of a row and multiply-adds it into the accumulators of a block of outputs — 8
+//! rows × 48 outputs with AVX-512, 6 × 16 with AVX2 — reading F16 weights as they are (F16C
+//! widens them in the load). No horizontal sums, and a widened weight vector serves every row
+//! of the block.
+//!
+//! Every output is one chain of fused multiply-adds in input order, started from the value
+//! already in `out`, in every kernel and in the scalar edge loop alike, so a result depends on
+//! neither the CPU's vector width nor where a row or column sits in a block: a text gets the
+//! same vector alone, in any batch, on any thread. `matrixmultiply` serves the other CPUs
+//! (no AVX2/FMA/F16C, or not x86-64).
 
-/// Whether [`xwt`] has its fast path on this CPU (AVX2, FMA, and F16C for F16 weights).
+/// Which arithmetic the direct kernels do; a change of it changes vectors in their last bits,
+/// so it is part of a model's cache identity (vectors computed before are not mixed in).
+pub const ARITHMETIC: &str = "xw: one fused multiply-add chain per output, in input order";
+
+/// Whether [`xw`] has its fast path on this CPU (AVX2, FMA, and F16C for F16 weights).
 pub fn direct_available() -> bool {
     #[cfg(test)]
     if tests::PORTABLE.get() {
@@ -65,18 +79,89 @@ impl<T> Rows<'_, T> {
     }
 }
 
-/// `out[i][j] += x_i · w_j` for every row `i` of `x` and row `j` of `w` (so `out += x · wᵀ`),
+/// The columns of a group, the width of a panel: one AVX-512 vector, two AVX2 vectors.
+pub const GROUP: usize = 16;
+
+/// The right operand of [`xw`]: `rows × cols` values with the columns in groups of
+/// [`GROUP`], value `(r, c)` at `data[(c / GROUP) * group_stride + r * stride + c % GROUP]`.
+/// A row-major matrix is the case `group_stride = GROUP` ([`From<Rows>`]); a [`pack`]ed one
+/// has `stride = GROUP` and `group_stride = GROUP * rows` ([`packed`]).
+#[derive(Clone, Copy)]
+pub struct Panels<'a, T> {
+    pub data: &'a [T],
+    pub rows: usize,
+    pub cols: usize,
+    pub stride: usize,
+    pub group_stride: usize,
+}
+
+impl<T> Panels<'_, T> {
+    fn fits(&self) -> bool {
+        if self.rows == 0 || self.cols == 0 {
+            return true;
+        }
+        // The last value of a group lies furthest in its last row; the last group and the
+        // full one before it bound every other group.
+        let last = (self.cols - 1) / GROUP;
+        let end =
+            |g: usize, width: usize| g * self.group_stride + (self.rows - 1) * self.stride + width;
+        end(last, self.cols - last * GROUP) <= self.data.len()
+            && (last == 0 || end(last - 1, GROUP) <= self.data.len())
+    }
+}
+
+impl<'a, T> From<Rows<'a, T>> for Panels<'a, T> {
+    fn from(m: Rows<'a, T>) -> Self {
+        Panels {
+            data: m.data,
+            rows: m.rows,
+            cols: m.cols,
+            stride: m.stride,
+            group_stride: GROUP,
+        }
+    }
+}
+
+/// `wᵀ` for a row-major `w` of `outputs × inputs` (a weight matrix as a model file stores
+/// it), in panels of [`GROUP`] outputs: panel `g` holds `[inputs, GROUP]` contiguous, the
+/// last one padded with `T::default()`. Read it with [`packed`].
+pub fn pack<T: Copy + Default>(w: &[T], outputs: usize, inputs: usize) -> Vec<T> {
+    assert_eq!(w.len(), outputs * inputs, "pack: shape");
+    let groups = outputs.div_ceil(GROUP);
+    let mut out = vec![T::default(); groups * inputs * GROUP];
+    for (o, row) in w.chunks_exact(inputs.max(1)).take(outputs).enumerate() {
+        let panel = &mut out[(o / GROUP) * inputs * GROUP..][..inputs * GROUP];
+        for (c, &v) in row.iter().enumerate() {
+            panel[c * GROUP + o % GROUP] = v;
+        }
+    }
+    out
+}
+
+/// The view of [`pack`]'s result: `inputs × outputs`.
+pub fn packed<T>(data: &[T], inputs: usize, outputs: usize) -> Panels<'_, T> {
+    Panels {
+        data,
+        rows: inputs,
+        cols: outputs,
+        stride: GROUP,
+        group_stride: GROUP * inputs,
+    }
+}
+
+/// `out[i][j] += Σ_c x[i][c] · w[c][j]` for every row `i` of `x` and column `j` of `w` (so
+/// `out += x · w`), each sum one fused multiply-add per `c`, in order, onto `out[i][j]`;
 /// `out` row-major with row stride `out_stride`. Needs [`direct_available`].
-pub fn xwt<W: Weight + avx2::Load>(x: Rows, w: Rows<W>, out: &mut [f32], out_stride: usize) {
+pub fn xw<W: Weight + avx2::Load>(x: Rows, w: Panels<W>, out: &mut [f32], out_stride: usize) {
     assert!(
-        x.cols == w.cols && x.fits() && w.fits(),
-        "xwt: operand shapes"
+        x.cols == w.rows && x.fits() && w.fits(),
+        "xw: operand shapes"
     );
     assert!(
-        x.rows == 0 || w.rows == 0 || (x.rows - 1) * out_stride + w.rows <= out.len(),
-        "xwt: output shape"
+        x.rows == 0 || w.cols == 0 || (x.rows - 1) * out_stride + w.cols <= out.len(),
+        "xw: output shape"
     );
-    assert!(direct_available(), "xwt: needs AVX2, FMA and F16C");
+    assert!(direct_available(), "xw: needs AVX2, FMA and F16C");
     #[cfg(target_arch = "x86_64")]
     {
         let raw = avx2::Raw {
@@ -85,18 +170,19 @@ pub fn xwt<W: Weight + avx2::Load>(x: Rows, w: Rows<W>, out: &mut [f32], out_str
             m: x.rows,
             w: w.data.as_ptr(),
             ws: w.stride,
-            n: w.rows,
+            wg: w.group_stride,
+            n: w.cols,
             k: x.cols,
             out: out.as_mut_ptr(),
             os: out_stride,
         };
         // SAFETY: the CPU has AVX2, FMA and F16C (asserted) and AVX-512F where that kernel
-        // runs; every row read or written lies within its slice (asserted above).
+        // runs; every value read or written lies within its slice (asserted above).
         unsafe {
             if avx512_available() {
-                avx512::xwt(raw)
+                avx512::xw(raw)
             } else {
-                avx2::xwt(raw)
+                avx2::xw(raw)
             }
         }
     }
@@ -157,61 +243,9 @@ mod avx2 {
         }
     }
 
-    #[inline(always)]
-    unsafe fn hsum(v: __m256) -> f32 {
-        unsafe {
-            let lo = _mm256_castps256_ps128(v);
-            let hi = _mm256_extractf128_ps(v, 1);
-            let s = _mm_add_ps(lo, hi);
-            let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-            let s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
-            _mm_cvtss_f32(s)
-        }
-    }
-
-    /// `R` rows of x against `S` rows of w: R × S accumulators (at most 12 of the 16 AVX
-    /// registers, plus S weight vectors and one row vector).
-    #[inline(always)]
-    unsafe fn block<const R: usize, const S: usize, W: Load>(
-        x: *const f32,
-        xs: usize,
-        w: *const W,
-        ws: usize,
-        k: usize,
-        out: *mut f32,
-        os: usize,
-    ) {
-        unsafe {
-            let mut acc = [[_mm256_setzero_ps(); S]; R];
-            let kb = k & !7;
-            let mut c = 0;
-            while c < kb {
-                let mut wv = [_mm256_setzero_ps(); S];
-                for (s, v) in wv.iter_mut().enumerate() {
-                    *v = W::load8(w.add(s * ws + c));
-                }
-                for (r, row) in acc.iter_mut().enumerate() {
-                    let xv = _mm256_loadu_ps(x.add(r * xs + c));
-                    for (a, v) in row.iter_mut().zip(&wv) {
-                        *a = _mm256_fmadd_ps(xv, *v, *a);
-                    }
-                }
-                c += 8;
-            }
-            for (r, row) in acc.iter().enumerate() {
-                for (s, a) in row.iter().enumerate() {
-                    let mut sum = hsum(*a);
-                    for t in kb..k {
-                        sum += *x.add(r * xs + t) * (*w.add(s * ws + t)).to_f32();
-                    }
-                    *out.add(r * os + s) += sum;
-                }
-            }
-        }
-    }
-
-    /// The operands as raw parts: `m` rows of x (stride `xs`), `n` rows of w (stride `ws`),
-    /// `k` values each; `out` with row stride `os`.
+    /// The operands as raw parts: `m` rows of x (stride `xs`) of `k` values; `k` rows of w
+    /// (stride `ws`, groups of 16 columns `wg` apart: [`super::Panels`]) of `n` values; `out`
+    /// with row stride `os`.
     #[derive(Clone, Copy)]
     pub(super) struct Raw<W> {
         pub x: *const f32,
@@ -219,19 +253,65 @@ mod avx2 {
         pub m: usize,
         pub w: *const W,
         pub ws: usize,
+        pub wg: usize,
         pub n: usize,
         pub k: usize,
         pub out: *mut f32,
         pub os: usize,
     }
 
+    impl<W> Raw<W> {
+        /// Where column `j` of w starts.
+        #[inline(always)]
+        pub(super) fn col(&self, j: usize) -> usize {
+            (j / super::GROUP) * self.wg + j % super::GROUP
+        }
+
+        /// The same product from row `i` and column `j` on.
+        ///
+        /// # Safety
+        /// `i <= m` and `j <= n`.
+        #[inline(always)]
+        pub(super) unsafe fn from(self, i: usize, j: usize) -> Self {
+            unsafe {
+                Raw {
+                    x: self.x.add(i * self.xs),
+                    m: self.m - i,
+                    w: self.w.add(self.col(j)),
+                    n: self.n - j,
+                    out: self.out.add(i * self.os + j),
+                    ..self
+                }
+            }
+        }
+    }
+
+    /// Runs `block::<R, V, W>` over the rows of `p`: blocks of `max` rows, then one shorter block.
+    macro_rules! row_blocks {
+        ($p:expr, $block:ident, $max:literal, [$($r:literal),*], $v:literal, $w:ty) => {{
+            let p = $p;
+            let mut i = 0;
+            while i + $max <= p.m {
+                $block::<$max, $v, $w>(p.from(i, 0));
+                i += $max;
+            }
+            match p.m - i {
+                $($r => $block::<$r, $v, $w>(p.from(i, 0)),)*
+                _ => {}
+            }
+        }};
+    }
+    pub(super) use row_blocks;
+
+    /// `R` rows × `V` vectors of 8 outputs: R × V accumulators (12 of the 16 AVX registers at
+    /// most), V weight vectors and the broadcast input.
     #[inline(always)]
-    unsafe fn rows<const S: usize, W: Load>(p: Raw<W>) {
+    #[allow(clippy::needless_range_loop)]
+    unsafe fn block<const R: usize, const V: usize, W: Load>(p: Raw<W>) {
         unsafe {
             let Raw {
                 x,
                 xs,
-                m,
                 w,
                 ws,
                 k,
@@ -239,131 +319,144 @@ mod avx2 {
                 os,
                 ..
             } = p;
-            let mut i = 0;
-            while i + 4 <= m {
-                block::<4, S, W>(x.add(i * xs), xs, w, ws, k, out.add(i * os), os);
-                i += 4;
+            // Index loops over the blocks: iterator adapters are not always inlined into a
+            // `target_feature` function, and a call per step spills every accumulator.
+            let mut acc = [[_mm256_setzero_ps(); V]; R];
+            for r in 0..R {
+                for v in 0..V {
+                    acc[r][v] = _mm256_loadu_ps(out.add(r * os + 8 * v));
+                }
             }
-            let (x, o) = (x.add(i * xs), out.add(i * os));
-            match m - i {
-                3 => block::<3, S, W>(x, xs, w, ws, k, o, os),
-                2 => block::<2, S, W>(x, xs, w, ws, k, o, os),
-                1 => block::<1, S, W>(x, xs, w, ws, k, o, os),
-                _ => {}
+            let mut cols = [0; V];
+            for v in 0..V {
+                cols[v] = p.col(8 * v);
+            }
+            for c in 0..k {
+                let mut wv = [_mm256_setzero_ps(); V];
+                for v in 0..V {
+                    wv[v] = W::load8(w.add(c * ws + cols[v]));
+                }
+                for r in 0..R {
+                    let xb = _mm256_set1_ps(*x.add(r * xs + c));
+                    for v in 0..V {
+                        acc[r][v] = _mm256_fmadd_ps(xb, wv[v], acc[r][v]);
+                    }
+                }
+            }
+            for r in 0..R {
+                for v in 0..V {
+                    _mm256_storeu_ps(out.add(r * os + 8 * v), acc[r][v]);
+                }
+            }
+        }
+    }
+
+    /// The outputs no vector block covers (fewer than 8 columns), one scalar chain each.
+    #[inline(always)]
+    pub(super) unsafe fn scalar<W: Load>(p: Raw<W>) {
+        unsafe {
+            for i in 0..p.m {
+                for j in 0..p.n {
+                    let o = p.out.add(i * p.os + j);
+                    let mut acc = *o;
+                    for c in 0..p.k {
+                        acc = (*p.x.add(i * p.xs + c))
+                            .mul_add((*p.w.add(c * p.ws + p.col(j))).to_f32(), acc);
+                    }
+                    *o = acc;
+                }
             }
         }
     }
 
     /// # Safety
-    /// AVX2, FMA and F16C available; every row of `p` readable (x, w) or writable (out).
+    /// AVX2, FMA and F16C available; every value of `p` readable (x, w) or writable (out).
     #[target_feature(enable = "avx2,fma,f16c")]
-    pub(super) unsafe fn xwt<W: Load>(p: Raw<W>) {
+    pub(super) unsafe fn xw<W: Load>(p: Raw<W>) {
         unsafe {
-            // Three weight rows at a time stay in L1 while every token row passes them.
+            // A panel of 16 outputs' weights stays in L1/L2 while every block of rows passes it.
             let mut j = 0;
-            let at = |j: usize| Raw {
-                w: p.w.add(j * p.ws),
-                out: p.out.add(j),
-                ..p
-            };
-            while j + 3 <= p.n {
-                rows::<3, W>(at(j));
-                j += 3;
+            while j + 16 <= p.n {
+                row_blocks!(p.from(0, j), block, 6, [5, 4, 3, 2, 1], 2, W);
+                j += 16;
             }
-            match p.n - j {
-                2 => rows::<2, W>(at(j)),
-                1 => rows::<1, W>(at(j)),
-                _ => {}
+            if j + 8 <= p.n {
+                row_blocks!(p.from(0, j), block, 6, [5, 4, 3, 2, 1], 1, W);
+                j += 8;
             }
+            scalar(p.from(0, j));
         }
     }
 }
 
-/// The same products with AVX-512: 16 lanes and 32 registers, so blocks of 4 rows × 6
-/// outputs (24 accumulators). Outputs past the last block of 6 go to the AVX2 kernel: which
-/// kernel computes an output depends on its column only, never on where a text's rows sit in
-/// a stack, so a text gets the same vector in any batch (and from the cache).
+/// The same products with AVX-512: 16 lanes and 32 registers, so blocks of 8 rows × 3 vectors
+/// (48 outputs, 24 accumulators). Columns past the last vector of 16 go to the AVX2 kernel,
+/// which computes them in the same order.
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::avx2::{Load, Raw};
+    use super::avx2::{Load, Raw, row_blocks};
     use std::arch::x86_64::*;
 
-    const S: usize = 6;
-
     #[inline(always)]
-    unsafe fn block<const R: usize, W: Load>(p: Raw<W>) {
+    #[allow(clippy::needless_range_loop)]
+    unsafe fn block<const R: usize, const V: usize, W: Load>(p: Raw<W>) {
         unsafe {
             let Raw {
                 x,
                 xs,
                 w,
                 ws,
+                wg,
                 k,
                 out,
                 os,
                 ..
             } = p;
-            let mut acc = [[_mm512_setzero_ps(); S]; R];
-            let kb = k & !15;
-            let mut c = 0;
-            while c < kb {
-                let mut wv = [_mm512_setzero_ps(); S];
-                for (s, v) in wv.iter_mut().enumerate() {
-                    *v = W::load16(w.add(s * ws + c));
+            // Index loops over the blocks: iterator adapters are not always inlined into a
+            // `target_feature` function, and a call per step spills every accumulator.
+            let mut acc = [[_mm512_setzero_ps(); V]; R];
+            for r in 0..R {
+                for v in 0..V {
+                    acc[r][v] = _mm512_loadu_ps(out.add(r * os + 16 * v));
                 }
-                for (r, row) in acc.iter_mut().enumerate() {
-                    let xv = _mm512_loadu_ps(x.add(r * xs + c));
-                    for (a, v) in row.iter_mut().zip(&wv) {
-                        *a = _mm512_fmadd_ps(xv, *v, *a);
-                    }
-                }
-                c += 16;
             }
-            for (r, row) in acc.iter().enumerate() {
-                for (s, a) in row.iter().enumerate() {
-                    let mut sum = _mm512_reduce_add_ps(*a);
-                    for t in kb..k {
-                        sum += *x.add(r * xs + t) * (*w.add(s * ws + t)).to_f32();
+            for c in 0..k {
+                let mut wv = [_mm512_setzero_ps(); V];
+                for v in 0..V {
+                    wv[v] = W::load16(w.add(c * ws + v * wg));
+                }
+                for r in 0..R {
+                    let xb = _mm512_set1_ps(*x.add(r * xs + c));
+                    for v in 0..V {
+                        acc[r][v] = _mm512_fmadd_ps(xb, wv[v], acc[r][v]);
                     }
-                    *out.add(r * os + s) += sum;
+                }
+            }
+            for r in 0..R {
+                for v in 0..V {
+                    _mm512_storeu_ps(out.add(r * os + 16 * v), acc[r][v]);
                 }
             }
         }
     }
 
     /// # Safety
-    /// AVX-512F, AVX2, FMA and F16C available; every row of `p` readable or writable.
+    /// AVX-512F, AVX2, FMA and F16C available; every value of `p` readable or writable.
     #[target_feature(enable = "avx512f,avx2,fma,f16c")]
-    pub(super) unsafe fn xwt<W: Load>(p: Raw<W>) {
+    pub(super) unsafe fn xw<W: Load>(p: Raw<W>) {
         unsafe {
-            let n6 = p.n / S * S;
             let mut j = 0;
-            while j < n6 {
-                let at = |i: usize| Raw {
-                    x: p.x.add(i * p.xs),
-                    w: p.w.add(j * p.ws),
-                    out: p.out.add(i * p.os + j),
-                    ..p
-                };
-                let mut i = 0;
-                while i + 4 <= p.m {
-                    block::<4, W>(at(i));
-                    i += 4;
-                }
-                match p.m - i {
-                    3 => block::<3, W>(at(i)),
-                    2 => block::<2, W>(at(i)),
-                    1 => block::<1, W>(at(i)),
-                    _ => {}
-                }
-                j += S;
+            while j + 48 <= p.n {
+                row_blocks!(p.from(0, j), block, 8, [7, 6, 5, 4, 3, 2, 1], 3, W);
+                j += 48;
             }
-            super::avx2::xwt(Raw {
-                w: p.w.add(n6 * p.ws),
-                n: p.n - n6,
-                out: p.out.add(n6),
-                ..p
-            });
+            match (p.n - j) / 16 {
+                2 => row_blocks!(p.from(0, j), block, 8, [7, 6, 5, 4, 3, 2, 1], 2, W),
+                1 => row_blocks!(p.from(0, j), block, 8, [7, 6, 5, 4, 3, 2, 1], 1, W),
+                _ => {}
+            }
+            j += (p.n - j) / 16 * 16;
+            super::avx2::xw(p.from(0, j));
         }
     }
 }
@@ -463,21 +556,28 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn direct_product_matches_the_naive_one_for_every_remainder() {
+    fn direct_product_is_the_fused_chain_bit_for_bit_for_every_remainder() {
         if !direct_available() {
             eprintln!("skipped: this CPU has no AVX2/FMA, the direct kernel is never used");
             return;
         }
-        // Row counts and widths around the 4 × 3 and 4 × 6 blocks and the 8- and 16-lane
-        // steps, with strides; with the AVX-512 kernel (where the CPU has it) and without.
+        // Row counts and output widths around every block (6 and 8 rows; 8, 16, 48 columns)
+        // and both weight types, with strides; with the AVX-512 kernel (where the CPU has it)
+        // and without. Every output must be exactly `out + x0·w0 + x1·w1 + …` as fused
+        // multiply-adds in input order: the same bits from either kernel and from the scalar
+        // edge loop, so the test compares with `==`.
         let shapes = [
             (1, 1, 1),
             (5, 7, 13),
-            (4, 3, 8),
-            (10, 32, 33),
-            (3, 2, 40),
-            (9, 13, 50),
-            (8, 12, 64),
+            (8, 48, 8),
+            (9, 16, 33),
+            (7, 24, 40),
+            (17, 113, 50),
+            (13, 64, 3),
+            (6, 200, 64),
+            (2, 0, 5),
+            (0, 9, 5),
+            (3, 5, 0),
         ];
         for (m, n, k) in shapes
             .into_iter()
@@ -487,61 +587,62 @@ pub(crate) mod tests {
                 s
             })
         {
-            let (xs, ws, os) = (k + 3, k + 1, n + 2);
+            let (xs, ws, os) = (k + 3, n + 1, n + 2);
             let x: Vec<f32> = (0..m * xs)
                 .map(|i| ((i * 37) % 11) as f32 * 0.1 - 0.5)
                 .collect();
-            let w: Vec<f32> = (0..n * ws)
+            let w: Vec<f32> = (0..k * ws)
                 .map(|i| ((i * 53) % 7) as f32 * 0.25 - 0.75)
                 .collect();
-            let mut out: Vec<f32> = (0..m * os).map(|i| i as f32).collect();
-            let before = out.clone();
+            let before: Vec<f32> = (0..m * os).map(|i| (i % 13) as f32 * 0.3).collect();
             let xr = Rows {
                 data: &x,
                 rows: m,
                 cols: k,
                 stride: xs,
             };
-            xwt(
-                xr,
+            fn row_major<T>(data: &[T], k: usize, n: usize, ws: usize) -> Panels<'_, T> {
                 Rows {
-                    data: &w,
-                    rows: n,
-                    cols: k,
+                    data,
+                    rows: k,
+                    cols: n,
                     stride: ws,
-                },
-                &mut out,
-                os,
-            );
+                }
+                .into()
+            }
+            let mut out = before.clone();
+            xw(xr, row_major(&w, k, n, ws), &mut out, os);
             // The same weights as F16 bits (the values are exact in F16).
             let halves: Vec<u16> = w.iter().map(|&v| f32_to_f16_exact(v)).collect();
             let mut out16 = before.clone();
-            xwt(
+            xw(xr, row_major(&halves, k, n, ws), &mut out16, os);
+            assert_eq!(out16, out, "{m}x{n}x{k}: F16 weights");
+            // Packed in panels, as the encoder keeps its weights: from wᵀ (n × k), as stored.
+            let wt: Vec<f32> = (0..n * k)
+                .map(|i| w[(i % k.max(1)) * ws + i / k.max(1)])
+                .collect();
+            let mut out_packed = before.clone();
+            xw(xr, packed(&pack(&wt, n, k), k, n), &mut out_packed, os);
+            assert_eq!(out_packed, out, "{m}x{n}x{k}: packed");
+            let halves_t: Vec<u16> = wt.iter().map(|&v| f32_to_f16_exact(v)).collect();
+            let mut out_packed16 = before.clone();
+            xw(
                 xr,
-                Rows {
-                    data: &halves,
-                    rows: n,
-                    cols: k,
-                    stride: ws,
-                },
-                &mut out16,
+                packed(&pack(&halves_t, n, k), k, n),
+                &mut out_packed16,
                 os,
             );
-            assert_eq!(out16, out);
+            assert_eq!(out_packed16, out, "{m}x{n}x{k}: packed F16");
+            let mut want = before.clone();
             for i in 0..m {
-                for j in 0..os {
-                    let want = if j < n {
-                        before[i * os + j]
-                            + (0..k).map(|t| x[i * xs + t] * w[j * ws + t]).sum::<f32>()
-                    } else {
-                        before[i * os + j]
-                    };
-                    assert!(
-                        (out[i * os + j] - want).abs() < 1e-4,
-                        "{m}x{n}x{k} [{i}][{j}]"
-                    );
+                for j in 0..n {
+                    want[i * os + j] = (0..k).fold(before[i * os + j], |acc, c| {
+                        x[i * xs + c].mul_add(w[c * ws + j], acc)
+                    });
                 }
             }
+            assert_eq!(out, want, "{m}x{n}x{k}");
         }
+        NO_AVX512.set(false);
     }
 }
