@@ -153,12 +153,36 @@ describe('toolreg search, inspect, call, exec', () => {
   it.skipIf(!hasScript)('call asks on a terminal before a destructive tool, and honours the answer', async () => {
     const destroy = ['call', 'memory/delete_entities', '{"entityNames": ["x"]}', '--demo']
     const [yes, no] = await Promise.all([runOnTerminal(destroy, { answer: 'y' }), runOnTerminal(destroy, { answer: 'n' })])
-    expect(yes.out).toContain('is marked destructive. Run it with {"entityNames":["x"]}? [y/N]')
+    expect(yes.out).toContain('needs approval: the server marks it destructive. Run it with {"entityNames":["x"]}? [y/N]')
     expect(yes.code).toBe(0)
     expect(yes.out).toContain('Entities deleted successfully')
     expect(no.code).toBe(8)
     expect(no.out).toContain('Not approved')
   }, 60_000)
+
+  it('call and exec ask before a tool the config\'s toolreg.needsApproval lists, as before a destructive one', async () => {
+    // get-sum is not destructive: only the config's pattern gates it.
+    const config = writeConfig({ mcpServers: { everything: everythingConfig() }, toolreg: { needsApproval: ['everything/get-*'] } })
+    const sum = ['call', 'everything/get-sum', '{"a": 2, "b": 40}', '--config', config]
+    const exec = ['exec', `return await tools.invoke(${JSON.stringify(buildMcpToolWireId({ serverId: 'everything', serverName: 'everything', toolName: 'get-sum' }))}, { a: 2, b: 40 })`, '--config', config]
+    const [refused, approved, execRefused, execApproved, other] = await Promise.all([
+      runCli(sum),
+      runCli([...sum, '--yes']),
+      runCli(exec),
+      runCli([...exec, '--yes']),
+      runCli(['call', 'everything/echo', '{"message": "hi"}', '--config', config]),
+    ])
+    expect(refused.code).toBe(8)
+    expect(refused.stderr).toContain("everything/get-sum needs approval (the config's toolreg.needsApproval lists it)")
+    expect(refused.stdout).not.toContain('42')
+    expect(approved.code).toBe(0)
+    expect(approved.stdout).toContain('The sum of 2 and 40 is 42')
+    expect(execRefused.code).toBe(7)
+    expect(execRefused.stderr).toMatch(/TOOLREG_APPROVAL/)
+    expect(execApproved.code).toBe(0)
+    expect(execApproved.stdout).toContain('The sum of 2 and 40 is 42')
+    expect(other.code).toBe(0)
+  }, 120_000)
 
   it('call repairs broken params it can fix without a model, and says so', async () => {
     const run = await runCli(['call', 'everything/get-sum', "{'a': '2', b: 40,}", '--demo'])

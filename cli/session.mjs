@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module'
 import { ConfigError, loadConfigFile } from './config.mjs'
 import { discoverConfigs } from './discover.mjs'
-import { mergeToolregSettings } from './profiles.mjs'
+import { mergeToolregSettings, needsApprovalBySettings } from './profiles.mjs'
 import { referenceServers } from './defaults.mjs'
 import { defaultCatalog, firstLine } from './catalog.mjs'
 import { readCachedTools, writeCachedTools } from './cache.mjs'
@@ -73,8 +73,15 @@ export function resolveSource({ config, demo } = {}) {
   return { kind: 'demo', files: [], servers: d.servers, skipped: d.skipped, cleanup: d.cleanup, notice, settings: mergeToolregSettings([]) }
 }
 
-/** MCP annotations mark write/delete tools; the CLI asks before running those. */
-const isDestructive = ({ annotations }) => annotations?.destructiveHint === true
+/**
+ * Why the CLI asks before running an MCP tool, or null: the config's `toolreg.needsApproval`
+ * lists it, or the server marks it destructive (MCP annotations mark write/delete tools).
+ */
+function approvalReason(settings, { serverId, toolName, annotations }) {
+  if (needsApprovalBySettings(settings, serverId, toolName)) return 'the config\'s toolreg.needsApproval lists it'
+  if (annotations?.destructiveHint === true) return 'the server marks it destructive'
+  return null
+}
 
 /**
  * Listed-only entries (no `execute`): the demo catalog and cached listings. `describe` gives
@@ -133,6 +140,8 @@ export async function openSession({ config, demo, onSource, timeoutMs, timeoutGi
     source,
     configFiles: source.files,
     servers: [],
+    /** Wire id → why the tool needs approval (approvalReason), for the question the CLI asks. */
+    approvalReasons: new Map(),
     skipped: source.skipped,
     catalog: null,
     closed: false,
@@ -226,7 +235,12 @@ async function connectAll(session, servers, progress) {
   }
   if (session.closed) throw new CliError('Interrupted: every server was stopped.', EXIT.INTERRUPTED)
   const timeoutMs = Math.max(0, ...servers.map((s) => s.timeoutMs))
-  const synced = await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: selected, needsApproval: isDestructive, timeoutMs })
+  const needsApproval = (info) => {
+    const reason = approvalReason(session.source.settings, info)
+    if (reason) session.approvalReasons.set(info.wireId, reason)
+    return reason !== null
+  }
+  const synced = await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: selected, needsApproval, timeoutMs })
   for (const { serverId, error } of synced.failedServers) {
     const server = servers.find((s) => s.config.id === serverId)
     fail(records.find((r) => r.id === serverId), hub, { message: error }, { timeoutMs: server.timeoutMs, runner: isPackageRunner(server.config) })

@@ -105,10 +105,12 @@ async function confirm(question, { yes, refusal, input = process.stdin, output =
   }
 }
 
-function askApproval(entry, params, { yes }) {
-  return confirm(`${labelOf(entry)} is marked destructive. Run it with ${JSON.stringify(params)}?`, {
+/** `reasons`: wire id → why the tool needs approval (the session's approvalReasons). */
+function askApproval(entry, params, { yes, reasons }) {
+  const why = reasons?.get(entry.name) ?? 'it is marked as needing approval'
+  return confirm(`${labelOf(entry)} needs approval: ${why}. Run it with ${JSON.stringify(params)}?`, {
     yes,
-    refusal: () => new CliError(`${labelOf(entry)} needs approval (the server marks it destructive); there is no terminal to ask on, so pass --yes to approve it.`, EXIT.NOT_APPROVED),
+    refusal: () => new CliError(`${labelOf(entry)} needs approval (${why}); there is no terminal to ask on, so pass --yes to approve it.`, EXIT.NOT_APPROVED),
   })
 }
 
@@ -162,13 +164,13 @@ async function validParams(registry, entry, json, { yes }) {
  * Runs model-style code in the `tool_exec` sandbox over the session's callable tools (the
  * listed-only catalog is left out), asking on the terminal before approval-gated tools.
  */
-export async function execCode(registry, code, { yes } = {}) {
+export async function execCode(registry, code, { yes, reasons } = {}) {
   const callable = registry.getAll().filter((e) => typeof e.tool.execute === 'function')
   const exec = createToolExecTool(registry, {
     allowedNames: callable.map((e) => e.name),
     onApprovalRequest: async ({ toolName, input }) => {
       try {
-        return await askApproval(registry.getByName(toolName), input, { yes })
+        return await askApproval(registry.getByName(toolName), input, { yes, reasons })
       } catch {
         return false // no terminal and no --yes: the call is denied, the code may catch it
       }
@@ -187,13 +189,13 @@ export async function execCode(registry, code, { yes } = {}) {
  * Validates `json` against the tool's schema (in Rust), asks for approval when the tool is
  * approval-gated, runs it, and returns the MCP result.
  */
-export async function callTool(registry, name, json, { yes, configured } = {}) {
+export async function callTool(registry, name, json, { yes, configured, reasons } = {}) {
   const entry = resolveTool(registry, name, { configured })
   if (typeof entry.tool.execute !== 'function') {
     throw new CliError(`${labelOf(entry)} is in the demo's listed-only catalog: no server behind it runs, so it cannot be called.`, EXIT.TOOL_NOT_FOUND)
   }
   const params = await validParams(registry, entry, json, { yes })
-  if (hasApprovalGate(entry.tool) && !(await askApproval(entry, params, { yes }))) {
+  if (hasApprovalGate(entry.tool) && !(await askApproval(entry, params, { yes, reasons }))) {
     throw new CliError(`Not approved: ${labelOf(entry)} was not run.`, EXIT.NOT_APPROVED)
   }
   try {
