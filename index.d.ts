@@ -631,7 +631,7 @@ export interface LocalModelOptions {
 }
 
 export interface LocalModelInfo {
-  /** SHA-256 of the model's files (hex); the disk cache is per identity. */
+  /** SHA-256 of the model's files and the encoder's arithmetic version (hex); the disk cache is per identity. */
   identity: string
   dimensions: number
   layers: number

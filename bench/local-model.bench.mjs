@@ -22,13 +22,13 @@
 // the search catalog, default all).
 import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { performance } from 'node:perf_hooks'
 import { loadExcerpt } from '../cli/catalog.mjs'
-import { dataDir, firstLine, loadCatalog, median, percentile, wireName } from './catalog.mjs'
+import { firstLine, loadCatalog, stableToolBenchQueries, timeQueries, wireName } from './catalog.mjs'
 
 const require = createRequire(import.meta.url)
 const { ToolRegistry, loadLocalModel } = require('../index.js')
@@ -104,28 +104,9 @@ const BUILTIN_QUERIES = [
 ]
 
 function queries() {
-  const dir = join(dataDir(), 'stabletoolbench', 'test_instruction')
-  if (!existsSync(dir)) return { list: BUILTIN_QUERIES, source: `${BUILTIN_QUERIES.length} built-in requests` }
-  const all = readdirSync(dir)
-    .filter((f) => f.endsWith('.json'))
-    .sort()
-    .flatMap((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')).map((q) => q.query))
-    .filter((q) => typeof q === 'string' && q.trim() !== '')
-  const unique = [...new Set(all)]
-  const step = Math.max(1, Math.floor(unique.length / QUERIES))
-  const list = unique.filter((_, i) => i % step === 0).slice(0, QUERIES)
+  const list = stableToolBenchQueries(QUERIES)
+  if (!list) return { list: BUILTIN_QUERIES, source: `${BUILTIN_QUERIES.length} built-in requests` }
   return { list, source: `${list.length} StableToolBench test queries` }
-}
-
-async function timeQueries(list, run) {
-  for (const q of list.slice(0, 10)) await run(`warm-up ${q}`)
-  const times = []
-  for (const q of list) {
-    const t = performance.now()
-    await run(q)
-    times.push(performance.now() - t)
-  }
-  return { p50: median(times), p90: percentile(times, 0.9) }
 }
 
 async function main() {

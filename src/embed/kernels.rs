@@ -286,28 +286,98 @@ mod avx2 {
         }
     }
 
-    /// Runs `block::<R, V, W>` over the rows of `p`: blocks of `max` rows, then one shorter block.
+    /// Runs `block::<L, R, V, W>` over the rows of `p`: blocks of `max` rows, then one shorter
+    /// block.
     macro_rules! row_blocks {
-        ($p:expr, $block:ident, $max:literal, [$($r:literal),*], $v:literal, $w:ty) => {{
+        ($p:expr, $lanes:ty, $max:literal, [$($r:literal),*], $v:literal, $w:ty) => {{
             let p = $p;
             let mut i = 0;
             while i + $max <= p.m {
-                $block::<$max, $v, $w>(p.from(i, 0));
+                block::<$lanes, $max, $v, $w>(p.from(i, 0));
                 i += $max;
             }
             match p.m - i {
-                $($r => $block::<$r, $v, $w>(p.from(i, 0)),)*
+                $($r => block::<$lanes, $r, $v, $w>(p.from(i, 0)),)*
                 _ => {}
             }
         }};
     }
     pub(super) use row_blocks;
 
-    /// `R` rows × `V` vectors of 8 outputs: R × V accumulators (12 of the 16 AVX registers at
-    /// most), V weight vectors and the broadcast input.
+    /// One register of f32 lanes: what a block needs of AVX2's `__m256` and AVX-512's `__m512`.
+    /// Each method is one intrinsic, inlined into the kernel that enables its feature.
+    pub(super) trait Lanes: Copy {
+        const N: usize;
+        unsafe fn zero() -> Self;
+        unsafe fn load(p: *const f32) -> Self;
+        unsafe fn load_weights<W: Load>(p: *const W) -> Self;
+        unsafe fn store(self, p: *mut f32);
+        unsafe fn splat(x: f32) -> Self;
+        /// `a · b + self`, one rounding.
+        unsafe fn fma(self, a: Self, b: Self) -> Self;
+    }
+
+    impl Lanes for __m256 {
+        const N: usize = 8;
+        #[inline(always)]
+        unsafe fn zero() -> Self {
+            unsafe { _mm256_setzero_ps() }
+        }
+        #[inline(always)]
+        unsafe fn load(p: *const f32) -> Self {
+            unsafe { _mm256_loadu_ps(p) }
+        }
+        #[inline(always)]
+        unsafe fn load_weights<W: Load>(p: *const W) -> Self {
+            unsafe { W::load8(p) }
+        }
+        #[inline(always)]
+        unsafe fn store(self, p: *mut f32) {
+            unsafe { _mm256_storeu_ps(p, self) }
+        }
+        #[inline(always)]
+        unsafe fn splat(x: f32) -> Self {
+            unsafe { _mm256_set1_ps(x) }
+        }
+        #[inline(always)]
+        unsafe fn fma(self, a: Self, b: Self) -> Self {
+            unsafe { _mm256_fmadd_ps(a, b, self) }
+        }
+    }
+
+    impl Lanes for __m512 {
+        const N: usize = 16;
+        #[inline(always)]
+        unsafe fn zero() -> Self {
+            unsafe { _mm512_setzero_ps() }
+        }
+        #[inline(always)]
+        unsafe fn load(p: *const f32) -> Self {
+            unsafe { _mm512_loadu_ps(p) }
+        }
+        #[inline(always)]
+        unsafe fn load_weights<W: Load>(p: *const W) -> Self {
+            unsafe { W::load16(p) }
+        }
+        #[inline(always)]
+        unsafe fn store(self, p: *mut f32) {
+            unsafe { _mm512_storeu_ps(p, self) }
+        }
+        #[inline(always)]
+        unsafe fn splat(x: f32) -> Self {
+            unsafe { _mm512_set1_ps(x) }
+        }
+        #[inline(always)]
+        unsafe fn fma(self, a: Self, b: Self) -> Self {
+            unsafe { _mm512_fmadd_ps(a, b, self) }
+        }
+    }
+
+    /// `R` rows × `V` vectors of `L::N` outputs: R × V accumulators (at most 12 of AVX2's 16
+    /// registers, 24 of AVX-512's 32), V weight vectors and the broadcast input.
     #[inline(always)]
     #[allow(clippy::needless_range_loop)]
-    unsafe fn block<const R: usize, const V: usize, W: Load>(p: Raw<W>) {
+    pub(super) unsafe fn block<L: Lanes, const R: usize, const V: usize, W: Load>(p: Raw<W>) {
         unsafe {
             let Raw {
                 x,
@@ -321,31 +391,31 @@ mod avx2 {
             } = p;
             // Index loops over the blocks: iterator adapters are not always inlined into a
             // `target_feature` function, and a call per step spills every accumulator.
-            let mut acc = [[_mm256_setzero_ps(); V]; R];
+            let mut acc = [[L::zero(); V]; R];
             for r in 0..R {
                 for v in 0..V {
-                    acc[r][v] = _mm256_loadu_ps(out.add(r * os + 8 * v));
+                    acc[r][v] = L::load(out.add(r * os + L::N * v));
                 }
             }
             let mut cols = [0; V];
             for v in 0..V {
-                cols[v] = p.col(8 * v);
+                cols[v] = p.col(L::N * v);
             }
             for c in 0..k {
-                let mut wv = [_mm256_setzero_ps(); V];
+                let mut wv = [L::zero(); V];
                 for v in 0..V {
-                    wv[v] = W::load8(w.add(c * ws + cols[v]));
+                    wv[v] = L::load_weights(w.add(c * ws + cols[v]));
                 }
                 for r in 0..R {
-                    let xb = _mm256_set1_ps(*x.add(r * xs + c));
+                    let xb = L::splat(*x.add(r * xs + c));
                     for v in 0..V {
-                        acc[r][v] = _mm256_fmadd_ps(xb, wv[v], acc[r][v]);
+                        acc[r][v] = acc[r][v].fma(xb, wv[v]);
                     }
                 }
             }
             for r in 0..R {
                 for v in 0..V {
-                    _mm256_storeu_ps(out.add(r * os + 8 * v), acc[r][v]);
+                    acc[r][v].store(out.add(r * os + L::N * v));
                 }
             }
         }
@@ -377,11 +447,11 @@ mod avx2 {
             // A panel of 16 outputs' weights stays in L1/L2 while every block of rows passes it.
             let mut j = 0;
             while j + 16 <= p.n {
-                row_blocks!(p.from(0, j), block, 6, [5, 4, 3, 2, 1], 2, W);
+                row_blocks!(p.from(0, j), __m256, 6, [5, 4, 3, 2, 1], 2, W);
                 j += 16;
             }
             if j + 8 <= p.n {
-                row_blocks!(p.from(0, j), block, 6, [5, 4, 3, 2, 1], 1, W);
+                row_blocks!(p.from(0, j), __m256, 6, [5, 4, 3, 2, 1], 1, W);
                 j += 8;
             }
             scalar(p.from(0, j));
@@ -394,51 +464,8 @@ mod avx2 {
 /// which computes them in the same order.
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::avx2::{Load, Raw, row_blocks};
+    use super::avx2::{Load, Raw, block, row_blocks};
     use std::arch::x86_64::*;
-
-    #[inline(always)]
-    #[allow(clippy::needless_range_loop)]
-    unsafe fn block<const R: usize, const V: usize, W: Load>(p: Raw<W>) {
-        unsafe {
-            let Raw {
-                x,
-                xs,
-                w,
-                ws,
-                wg,
-                k,
-                out,
-                os,
-                ..
-            } = p;
-            // Index loops over the blocks: iterator adapters are not always inlined into a
-            // `target_feature` function, and a call per step spills every accumulator.
-            let mut acc = [[_mm512_setzero_ps(); V]; R];
-            for r in 0..R {
-                for v in 0..V {
-                    acc[r][v] = _mm512_loadu_ps(out.add(r * os + 16 * v));
-                }
-            }
-            for c in 0..k {
-                let mut wv = [_mm512_setzero_ps(); V];
-                for v in 0..V {
-                    wv[v] = W::load16(w.add(c * ws + v * wg));
-                }
-                for r in 0..R {
-                    let xb = _mm512_set1_ps(*x.add(r * xs + c));
-                    for v in 0..V {
-                        acc[r][v] = _mm512_fmadd_ps(xb, wv[v], acc[r][v]);
-                    }
-                }
-            }
-            for r in 0..R {
-                for v in 0..V {
-                    _mm512_storeu_ps(out.add(r * os + 16 * v), acc[r][v]);
-                }
-            }
-        }
-    }
 
     /// # Safety
     /// AVX-512F, AVX2, FMA and F16C available; every value of `p` readable or writable.
@@ -447,12 +474,12 @@ mod avx512 {
         unsafe {
             let mut j = 0;
             while j + 48 <= p.n {
-                row_blocks!(p.from(0, j), block, 8, [7, 6, 5, 4, 3, 2, 1], 3, W);
+                row_blocks!(p.from(0, j), __m512, 8, [7, 6, 5, 4, 3, 2, 1], 3, W);
                 j += 48;
             }
             match (p.n - j) / 16 {
-                2 => row_blocks!(p.from(0, j), block, 8, [7, 6, 5, 4, 3, 2, 1], 2, W),
-                1 => row_blocks!(p.from(0, j), block, 8, [7, 6, 5, 4, 3, 2, 1], 1, W),
+                2 => row_blocks!(p.from(0, j), __m512, 8, [7, 6, 5, 4, 3, 2, 1], 2, W),
+                1 => row_blocks!(p.from(0, j), __m512, 8, [7, 6, 5, 4, 3, 2, 1], 1, W),
                 _ => {}
             }
             j += (p.n - j) / 16 * 16;
