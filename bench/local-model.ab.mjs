@@ -8,7 +8,8 @@
 // the model (npm run model:build) and times, over 300 StableToolBench test queries (../shared
 // data, or $TOOLREG_DATA; skipped without it), `embedQuery` (what
 // searchAsync embeds) and `embed([query])` one query at a time, and 200 texts in one `embed`
-// call (per text, both cores). Prints every round and the median of the rounds' p50s.
+// call (per text, both cores). Prints every round, the median of the rounds' p50s and the
+// median of the rounds' B/A ratios.
 import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { existsSync } from 'node:fs'
@@ -55,9 +56,11 @@ function main() {
       console.log(`round ${round} ${dir}: embedQuery ${r.embedQuery.toFixed(2)} ms, whole ${r.whole.toFixed(2)} ms, batch ${r.batchPerText.toFixed(2)} ms/text`)
     }
   }
+  // The ratio within each round (A and B ran a minute apart) drifts less than the times.
   for (const key of ['embedQuery', 'whole', 'batchPerText']) {
     const [ma, mb] = [a, b].map((d) => median(results[d].map((r) => r[key])))
-    console.log(`${key}: ${ma.toFixed(2)} vs ${mb.toFixed(2)} ms (B/A ${(mb / ma).toFixed(2)})`)
+    const ratios = results[a].map((r, i) => results[b][i][key] / r[key])
+    console.log(`${key}: A ${ma.toFixed(2)} ms, B ${mb.toFixed(2)} ms; B/A per round ${ratios.map((x) => x.toFixed(2)).join(' ')}, median ${median(ratios).toFixed(2)}`)
   }
 }
 
