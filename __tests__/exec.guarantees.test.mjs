@@ -97,7 +97,7 @@ async function expectResponsive() {
 }
 
 const TIMEOUT = 300
-/** Loose on purpose: the grace measured on an idle machine is in the README. */
+/** Loose on purpose: the grace measured on an idle machine is in docs/benchmarks.md. */
 const SLACK = 1500
 
 describe('runs that never end', () => {
