@@ -657,6 +657,8 @@ export interface LocalModelStats {
   cacheSkippedBytes: number
   /** Failed cache reads or writes (the first one is warned about; never fatal). */
   cacheErrors: number
+  /** Stale cache files of other model versions deleted from the cache folder (unused for 30 days). */
+  cachePruned: number
 }
 
 /** A loaded local model (see `ToolRegistryOptions.localModel`). */

@@ -4,9 +4,9 @@
 // pass); the real all-MiniLM-L6-v2 tests run when the optional package is built or installed.
 import { describe, it, expect, beforeEach, afterAll } from 'vitest'
 import { createRequire } from 'node:module'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, copyFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, copyFileSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { ToolRegistry, loadLocalModel } from '../index.js'
 import { defaultCacheDir } from '../js/localModel.js'
 import { entry } from './helpers.mjs'
@@ -120,14 +120,26 @@ describe('local model: tiny fixture BERT', () => {
     expect(cacheFile.startsWith(cacheDir)).toBe(true)
     expect(existsSync(cacheFile)).toBe(true)
     const before = await first.registry.searchAsync('weather in paris')
+    expect(first.registry.embeddingStats.localModel.cachePruned).toBe(0)
+
+    // The file an older version of the model left behind, unused for a month, goes on the
+    // next start; one used last week stays.
+    const otherVersion = (hex) => join(cacheDir, basename(cacheFile).replace(/^vectors-[0-9a-f]{16}/, `vectors-${hex}`))
+    const [stale, recent] = [otherVersion('00000000deadbeef'), otherVersion('00000000cafef00d')]
+    for (const [file, daysAgo] of [[stale, 31], [recent, 7]]) {
+      copyFileSync(cacheFile, file)
+      const when = new Date(Date.now() - daysAgo * 24 * 60 * 60 * 1000)
+      utimesSync(file, when, when)
+    }
 
     const second = quiet({ localModel: { path: TINY, cacheDir } })
     second.registry.registerMany(TOOLS)
     await second.registry.embeddingsReady()
     expect(second.registry.embeddingStats).toMatchObject({
       ready: TOOLS.length,
-      localModel: { cacheFile, computed: 0, cached: TOOLS.length, cacheLoaded: TOOLS.length, cacheWritten: 0 },
+      localModel: { cacheFile, computed: 0, cached: TOOLS.length, cacheLoaded: TOOLS.length, cacheWritten: 0, cachePruned: 1 },
     })
+    expect([existsSync(stale), existsSync(recent)]).toEqual([false, true])
     // Same vectors, so the same hybrid ranking and scores.
     expect(await second.registry.searchAsync('weather in paris')).toEqual(before)
     expect([...first.warnings, ...second.warnings]).toEqual([])

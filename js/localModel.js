@@ -106,7 +106,7 @@ class LocalModel {
 
   /**
    * `{ encoderLoaded, computed, cached, cacheFile, cacheLoaded, cacheWritten, cacheSkippedBytes,
-   * cacheErrors }`
+   * cacheErrors, cachePruned }`
    */
   get stats() {
     const stats = this.#native.stats

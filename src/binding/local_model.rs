@@ -50,6 +50,8 @@ pub struct NativeLocalModelStats {
     pub cache_skipped_bytes: f64,
     /// Cache reads or writes that failed (the first one was warned about).
     pub cache_errors: u32,
+    /// Stale cache files of other model versions deleted from the cache folder.
+    pub cache_pruned: u32,
 }
 
 #[napi]
@@ -79,6 +81,7 @@ impl NativeLocalModel {
             cache_written: s.cache.written as u32,
             cache_skipped_bytes: s.cache.skipped_bytes as f64,
             cache_errors: s.cache.errors as u32,
+            cache_pruned: s.cache.pruned as u32,
         }
     }
 

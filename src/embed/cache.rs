@@ -13,12 +13,19 @@
 //! processes sharing the cache add records without coordinating; a key written twice is the
 //! same vector. Failing to read or write is never fatal: the caller computes the vector instead
 //! and reports the first failure as a warning.
+//!
+//! Every upgrade of the model or of the encoder's arithmetic starts a new file (a new
+//! identity), and nothing would ever read the old one again unless that version runs. So the
+//! first read of a cache deletes the other cache files in its folder that nobody has used for
+//! [`STALE_AFTER`]: a file in use has its modification time refreshed on that first read (at
+//! most daily), so two toolreg versions sharing the folder do not delete each other's.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
 
@@ -28,6 +35,12 @@ const HEADER_LEN: usize = 64;
 const RECORD_MAGIC: &[u8; 4] = b"TRv1";
 const KEY_LEN: usize = 32;
 const CHECK_LEN: usize = 8;
+
+/// Another identity's cache file unused for this long is deleted (a month: an app that has not
+/// started for that long re-embeds its catalog once, seconds of work).
+pub const STALE_AFTER: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+/// A cache file in use has its modification time refreshed when it is older than this.
+const TOUCH_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
 
 pub type Key = [u8; KEY_LEN];
 
@@ -42,6 +55,8 @@ pub struct CacheStats {
     pub written: usize,
     /// Reads or writes that failed (each reported once as a warning at most).
     pub errors: usize,
+    /// Stale cache files of other model identities deleted from the folder.
+    pub pruned: usize,
 }
 
 pub struct VectorCache {
@@ -164,6 +179,11 @@ impl VectorCache {
             return;
         }
         self.loaded = true;
+        self.stats.pruned = prune_stale(&self.path, SystemTime::now());
+        self.read_file();
+    }
+
+    fn read_file(&mut self) {
         let mut bytes = Vec::new();
         match File::open(&self.path).and_then(|mut f| f.read_to_end(&mut bytes)) {
             Ok(_) => {}
@@ -211,6 +231,7 @@ impl VectorCache {
         }
         self.stats.skipped_bytes += bytes.len() - p;
         self.stats.loaded = self.vectors.len();
+        touch(&self.path, SystemTime::now());
     }
 
     fn append(&mut self, records: Vec<u8>) -> std::io::Result<()> {
@@ -241,6 +262,87 @@ impl VectorCache {
         // the readers' resynchronisation covers the cases where they do.
         file.write_all(&records)
     }
+}
+
+/// Marks the cache file as in use for [`prune_stale`] in other versions' processes. Best
+/// effort: a read-only cache folder still serves its vectors.
+fn touch(path: &Path, now: SystemTime) {
+    let Ok(modified) = std::fs::metadata(path).and_then(|m| m.modified()) else {
+        return;
+    };
+    if now.duration_since(modified).unwrap_or_default() > TOUCH_AFTER {
+        if let Ok(file) = OpenOptions::new().append(true).open(path) {
+            let _ = file.set_modified(now);
+        }
+    }
+}
+
+/// Deletes the cache files beside `own` that belong to other identities and were last
+/// modified more than [`STALE_AFTER`] before `now`: whole cache files (named like ours and
+/// starting with our magic, so a user's own file of a similar name is never touched) and the
+/// temporary files of writers that died before moving them into place. Returns how many went;
+/// failures are ignored (another process may have deleted the file first).
+fn prune_stale(own: &Path, now: SystemTime) -> usize {
+    let (Some(dir), Some(own_name)) = (own.parent(), own.file_name()) else {
+        return 0;
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut pruned = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if name == own_name {
+            continue;
+        }
+        let Some(kind) = name.to_str().and_then(cache_file_kind) else {
+            continue;
+        };
+        let path = entry.path();
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|modified| now.duration_since(modified).unwrap_or_default() > STALE_AFTER);
+        if !stale || (kind == CacheFileKind::Vectors && !starts_with_magic(&path)) {
+            continue;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            pruned += 1;
+        }
+    }
+    pruned
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum CacheFileKind {
+    /// `vectors-<16 hex>-<dim>.bin`
+    Vectors,
+    /// `vectors-<16 hex>-<dim>.tmp-<pid>-<n>`, left by a writer that died mid-rewrite.
+    Temporary,
+}
+
+/// Which of this module's files `name` is, if any.
+fn cache_file_kind(name: &str) -> Option<CacheFileKind> {
+    let rest = name.strip_prefix("vectors-")?;
+    let (hex, rest) = rest.split_at_checked(16)?;
+    let rest = rest.strip_prefix('-')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return None;
+    }
+    if let Some(dim) = rest.strip_suffix(".bin") {
+        return digits(dim).then_some(CacheFileKind::Vectors);
+    }
+    let (dim, tmp) = rest.split_once(".tmp-")?;
+    let (pid, n) = tmp.split_once('-')?;
+    (digits(dim) && digits(pid) && digits(n)).then_some(CacheFileKind::Temporary)
+}
+
+fn starts_with_magic(path: &Path) -> bool {
+    let mut head = [0u8; MAGIC.len()];
+    File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| &head == MAGIC)
 }
 
 #[cfg(test)]
@@ -281,6 +383,73 @@ mod tests {
         assert_ne!(other.path(), b.path());
         assert!(other.get(&k1).is_none());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn set_modified(path: &Path, when: SystemTime) {
+        let file = OpenOptions::new().append(true).open(path).unwrap();
+        file.set_modified(when).unwrap();
+    }
+
+    fn modified(path: &Path) -> SystemTime {
+        std::fs::metadata(path).unwrap().modified().unwrap()
+    }
+
+    #[test]
+    fn other_identities_files_unused_for_a_month_are_deleted_and_ours_is_kept_fresh() {
+        let dir = temp_dir("prune");
+        let month_ago = SystemTime::now() - STALE_AFTER - Duration::from_secs(3600);
+        let week_ago = SystemTime::now() - Duration::from_secs(7 * 24 * 60 * 60);
+        let cache_with_one_vector = |identity: u8| {
+            let mut c = VectorCache::new(&dir, [identity; 32], 4);
+            let key = c.key("read a file");
+            c.insert(vec![(key, vector(1.0))]);
+            (c.path().to_owned(), key)
+        };
+        // An older toolreg's file, unused for a month; another version's, used a week ago;
+        // ours, last written a month ago.
+        let (upgraded_away, _) = cache_with_one_vector(5);
+        let (still_used_elsewhere, _) = cache_with_one_vector(6);
+        let (ours, key) = cache_with_one_vector(9);
+        // A writer that died before moving its file into place; a user's file that looks
+        // like ours by name but is not one; an unrelated file.
+        let leftover = dir.join("vectors-0123456789abcdef-4.tmp-77-0");
+        let lookalike = dir.join("vectors-0123456789abcdef-4.bin");
+        let unrelated = dir.join("vectors.txt");
+        for path in [&leftover, &lookalike, &unrelated] {
+            std::fs::write(path, b"not a cache file").unwrap();
+        }
+        for path in [&upgraded_away, &ours, &leftover, &lookalike, &unrelated] {
+            set_modified(path, month_ago);
+        }
+        set_modified(&still_used_elsewhere, week_ago);
+
+        let mut next_start = VectorCache::new(&dir, [9; 32], 4);
+        assert_eq!(next_start.get(&key), Some(&vector(1.0)[..]));
+        assert_eq!(next_start.stats().pruned, 2);
+        assert!(!upgraded_away.exists() && !leftover.exists());
+        assert!(still_used_elsewhere.exists() && lookalike.exists() && unrelated.exists());
+        // Ours was read, so it now counts as in use for the other versions' pruning.
+        assert!(modified(&ours) > week_ago);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn only_this_modules_file_names_are_candidates_for_pruning() {
+        use CacheFileKind::*;
+        for (name, kind) in [
+            ("vectors-0123456789abcdef-384.bin", Some(Vectors)),
+            ("vectors-0123456789abcdef-384.tmp-4242-3", Some(Temporary)),
+            ("vectors-0123456789ABCDEF-384.bin", None),
+            ("vectors-0123456789abcde-384.bin", None),
+            ("vectors-0123456789abcdef-.bin", None),
+            ("vectors-0123456789abcdef-384.bin.bak", None),
+            ("vectors-0123456789abcdef-384.tmp-42", None),
+            ("vectors-0123456789abcdef-384.tmp-x-1", None),
+            ("my-vectors-0123456789abcdef-384.bin", None),
+            ("vectors-é123456789abcdef-384.bin", None),
+        ] {
+            assert_eq!(cache_file_kind(name), kind, "{name}");
+        }
     }
 
     #[test]
