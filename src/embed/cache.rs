@@ -270,10 +270,10 @@ fn touch(path: &Path, now: SystemTime) {
     let Ok(modified) = std::fs::metadata(path).and_then(|m| m.modified()) else {
         return;
     };
-    if now.duration_since(modified).unwrap_or_default() > TOUCH_AFTER {
-        if let Ok(file) = OpenOptions::new().append(true).open(path) {
-            let _ = file.set_modified(now);
-        }
+    if now.duration_since(modified).unwrap_or_default() > TOUCH_AFTER
+        && let Ok(file) = OpenOptions::new().append(true).open(path)
+    {
+        let _ = file.set_modified(now);
     }
 }
 
