@@ -497,6 +497,10 @@ export declare class McpHub implements McpToolHost {
     onToolsChanged?: (serverId: string) => void
     /** A server's log message (`notifications/message`). */
     onLog?: (message: { serverId: string; level: string; logger?: string; data: unknown }) => void
+    /** A server's prompt or resource list changed (`notifications/prompts/list_changed`, `…/resources/list_changed`). */
+    onListChanged?: (change: { serverId: string; list: 'prompts' | 'resources' }) => void
+    /** A resource subscribed to through `toolreg serve` changed (`notifications/resources/updated`). */
+    onResourceUpdated?: (update: { serverId: string; uri: string }) => void
   })
   /** A value of `auth.tokenStore` described without its secrets, or null when toolreg did not write it. */
   static describeStoredToken(value: string | null | undefined): McpStoredTokenInfo | null

@@ -117,6 +117,52 @@ describe('toolreg serve over stdio, with the official MCP SDK client', () => {
     expect(logs).toHaveLength(1)
   }, 60_000)
 
+  it("passes the servers' prompts, resources and completions through; a prompt name two servers share gets the server's prefix", async () => {
+    const twin = referenceServer('everything', 'twin', 'twin')
+    const { client, transport } = await stdioClient(['--config', configOf(referenceServer('everything'), twin, testServer('conformance', ['--conformance']))])
+    closing.push(() => client.close())
+    let stderr = ''
+    transport.stderr.on('data', (chunk) => (stderr += chunk))
+    expect(client.getServerCapabilities()).toMatchObject({ prompts: { listChanged: true }, resources: { subscribe: true, listChanged: true }, completions: {} })
+
+    const prompts = (await client.listPrompts()).prompts.map((p) => p.name)
+    expect(prompts).toEqual(expect.arrayContaining(['everything__simple-prompt', 'twin__simple-prompt', 'test_simple_prompt', 'test_prompt_with_arguments']))
+    expect(prompts).not.toContain('simple-prompt')
+    const simple = await client.getPrompt({ name: 'twin__simple-prompt' })
+    expect(simple.messages[0]).toMatchObject({ role: 'user', content: { type: 'text' } })
+    const withArgs = await client.getPrompt({ name: 'test_prompt_with_arguments', arguments: { arg1: 'hello', arg2: 'world' } })
+    expect(withArgs.messages[0].content.text).toBe("Prompt with arguments: arg1='hello', arg2='world'")
+    await expect(client.getPrompt({ name: 'simple-prompt' })).rejects.toThrow(/no server behind the gateway offers the prompt "simple-prompt"/)
+
+    // A URI two servers list is the first one's; the other's copies are left out, with a warning.
+    const uris = (await client.listResources()).resources.map((r) => r.uri)
+    expect(uris).toContain('test://static-text')
+    expect(uris.some((uri) => uri.startsWith('demo://'))).toBe(true)
+    expect(new Set(uris).size).toBe(uris.length)
+    for (let i = 0; i < 50 && !stderr.includes("twin's resources"); i++) await new Promise((r) => setTimeout(r, 20))
+    expect(stderr).toMatch(/warning: twin's resources demo:\/\/\S+ and \d+ more are left out: earlier servers list the same URIs/)
+    const templates = (await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate)
+    expect(templates).toContain('test://template/{id}/data')
+
+    expect((await client.readResource({ uri: 'test://static-text' })).contents).toEqual([
+      { uri: 'test://static-text', mimeType: 'text/plain', text: 'This is the content of the static text resource.' },
+    ])
+    // Not listed, but a template of one server matches it.
+    const templated = await client.readResource({ uri: 'test://template/7/data' })
+    expect(JSON.parse(templated.contents[0].text)).toEqual({ id: '7', templateTest: true, data: 'Data for ID: 7' })
+    await expect(client.readResource({ uri: 'test://nowhere' })).rejects.toThrow(/not found/i)
+
+    const completion = await client.complete({ ref: { type: 'ref/prompt', name: 'test_prompt_with_arguments' }, argument: { name: 'arg1', value: 'pa' } })
+    expect(completion.completion.values).toEqual(['paris', 'park', 'party'])
+
+    // The server behind announces a change of a subscribed resource; the client hears it.
+    const { ResourceUpdatedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js')
+    const updated = new Promise((resolve) => client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params)))
+    await client.subscribeResource({ uri: 'test://watched-resource' })
+    expect(await updated).toEqual({ uri: 'test://watched-resource' })
+    await client.unsubscribeResource({ uri: 'test://watched-resource' })
+  }, 60_000)
+
   it('lists the same bytes 20 times, across a restart', async () => {
     const lists = []
     for (let run = 0; run < 2; run++) {

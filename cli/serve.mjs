@@ -59,13 +59,24 @@ async function metaDefinition(name, tool) {
  * Builds the gateway over `servers` (hub configs from the CLI's config loader): lists each
  * server from the tools/list cache when it is fresh (else live, and caches it), decides what
  * stays inline for `contextWindow`, and returns `{ gateway, summary, close }`. Servers start
- * only to list an uncached server or to run a call. `keeps(serverId, toolName)` picks the tools
+ * only to list an uncached server, to run a call, or when a client asks for prompts or
+ * resources (the gateway passes those through natively). `keeps(serverId, toolName)` picks the tools
  * served (a profile); `needsApproval(serverId, toolName)` marks tools that, like the ones a
  * server marks destructive, stay inline and out of tool_invoke / tool_exec.
  */
 export async function createGateway(servers, { contextWindow, exec = false, timeoutMs = 30_000, log = () => {}, keeps = () => true, needsApproval = () => false } = {}) {
-  // A server's list change is listed anew and re-announced; its logs go to the clients.
-  let relisting = Promise.resolve()
+  // A server's list change is listed anew and re-announced; its logs go to the clients. Servers
+  // may announce changes while the first listing runs, before the gateway exists: relisting
+  // waits for it, and notifications meant for clients are dropped (none is connected yet).
+  let gateway = null
+  let gatewayReady
+  let relisting = new Promise((resolve) => {
+    gatewayReady = resolve
+  })
+  const askClient = async (kind, request) => {
+    if (!gateway) throw new Error('no client is connected to the gateway')
+    return JSON.parse(await gateway.askClient(kind, JSON.stringify(request)))
+  }
   const onToolsChanged = (serverId) => {
     relisting = relisting.then(async () => {
       const config = configs.get(serverId)
@@ -84,10 +95,13 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     connectTimeoutMs: timeoutMs,
     auth: { tokenStore: fileTokenStore() },
     // A server asking its client is answered by the gateway's client whose call it serves.
-    onElicitation: async (request) => JSON.parse(await gateway.askClient('elicitation', JSON.stringify(request))),
-    onSampling: async (request) => JSON.parse(await gateway.askClient('sampling', JSON.stringify(request))),
+    onElicitation: (request) => askClient('elicitation', request),
+    onSampling: (request) => askClient('sampling', request),
     onToolsChanged,
-    onLog: ({ serverId, ...message }) => gateway.log(JSON.stringify({ ...message, logger: message.logger ?? serverId })),
+    onLog: ({ serverId, ...message }) => gateway?.log(JSON.stringify({ ...message, logger: message.logger ?? serverId })),
+    // Prompts and resources pass through the gateway natively; their changes are relayed.
+    onListChanged: ({ list }) => gateway?.listChanged(list),
+    onResourceUpdated: ({ serverId, uri }) => gateway?.resourceUpdated(serverId, uri),
   })
   const configs = new Map(servers.map((s) => [s.config.id, s.config]))
   const descriptors = new Map()
@@ -187,9 +201,13 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       running.get(id)?.abort()
       return null
     },
+    warn({ message }) {
+      log(`warning: ${message}`)
+      return null
+    },
   }
   const version = JSON.parse(require('node:fs').readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version
-  const gateway = new native.NativeGateway(
+  gateway = new native.NativeGateway(
     'toolreg',
     version,
     instructions,
@@ -199,6 +217,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
         .then((answer) => JSON.stringify(answer ?? null)),
     McpHub.nativeOf(hub),
   )
+  gatewayReady()
   return {
     gateway,
     get summary() {

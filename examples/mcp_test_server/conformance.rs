@@ -1,7 +1,8 @@
 //! `--conformance`: the tools the MCP conformance suite's server scenarios call, so the suite can
 //! test `toolreg serve` with this server behind it. Written from the scenarios' own descriptions
 //! (`conformance list`, each scenario's "Server Implementation Requirements"); the texts the
-//! suite compares are the ones those descriptions give.
+//! suite compares are the ones those descriptions give. The prompts, resources and completions
+//! of the `prompts-*`, `resources-*` and `completion-complete` scenarios too.
 
 use std::time::Duration;
 
@@ -10,8 +11,9 @@ use base64::Engine;
 #[allow(deprecated)]
 use rmcp::model::CreateMessageRequestParams;
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams, JsonObject,
-    ProgressNotificationParam, Tool,
+    CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock,
+    ElicitRequestParams, GetPromptRequestParams, GetPromptResult, JsonObject,
+    ProgressNotificationParam, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -300,4 +302,123 @@ pub async fn call(
         }
         _ => return None,
     })
+}
+
+/// An rmcp model value from the JSON a scenario's description gives.
+fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> T {
+    serde_json::from_value(value).expect("a valid MCP value")
+}
+
+/// The prompts of the `prompts-*` scenarios.
+pub fn prompts() -> Vec<Prompt> {
+    let argument = |name: &str, description: &str| json!({ "name": name, "description": description, "required": true });
+    from_json(json!([
+        { "name": "test_simple_prompt", "description": "A prompt without arguments" },
+        {
+            "name": "test_prompt_with_arguments",
+            "description": "A prompt with two required arguments",
+            "arguments": [argument("arg1", "First test argument"), argument("arg2", "Second test argument")],
+        },
+        {
+            "name": "test_prompt_with_embedded_resource",
+            "description": "A prompt that embeds the resource it is given",
+            "arguments": [argument("resourceUri", "URI of the resource to embed")],
+        },
+        { "name": "test_prompt_with_image", "description": "A prompt with an image" },
+    ]))
+}
+
+pub fn get_prompt(request: &GetPromptRequestParams) -> Result<GetPromptResult, ErrorData> {
+    let arg = |key: &str| {
+        request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let user = |content: Value| json!({ "role": "user", "content": content });
+    let text = |text: String| user(json!({ "type": "text", "text": text }));
+    let messages = match request.name.as_str() {
+        "test_simple_prompt" => json!([text("This is a simple prompt for testing.".into())]),
+        "test_prompt_with_arguments" => json!([text(format!(
+            "Prompt with arguments: arg1='{}', arg2='{}'",
+            arg("arg1"),
+            arg("arg2")
+        ))]),
+        "test_prompt_with_embedded_resource" => json!([
+            user(json!({ "type": "resource", "resource": {
+                "uri": arg("resourceUri"), "mimeType": "text/plain",
+                "text": "Embedded resource content for testing.",
+            }})),
+            text("Please process the embedded resource above.".into()),
+        ]),
+        "test_prompt_with_image" => json!([
+            user(json!({ "type": "image", "data": PNG_1X1, "mimeType": "image/png" })),
+            text("Please analyze the image above.".into()),
+        ]),
+        other => {
+            return Err(ErrorData::invalid_params(
+                format!("prompt not found: {other}"),
+                None,
+            ));
+        }
+    };
+    Ok(from_json(json!({ "messages": messages })))
+}
+
+/// The resources of the `resources-*` scenarios (the watched one is the subscription's).
+pub fn resources() -> Vec<Resource> {
+    from_json(json!([
+        { "uri": "test://static-text", "name": "static-text", "description": "A static text resource", "mimeType": "text/plain" },
+        { "uri": "test://static-binary", "name": "static-binary", "description": "A 1x1 PNG image", "mimeType": "image/png" },
+        { "uri": "test://watched-resource", "name": "watched-resource", "description": "A resource to subscribe to; it changes once after each subscription", "mimeType": "text/plain" },
+    ]))
+}
+
+pub fn resource_templates() -> Vec<ResourceTemplate> {
+    from_json(json!([{
+        "uriTemplate": "test://template/{id}/data", "name": "template-data",
+        "description": "Data for an id", "mimeType": "application/json",
+    }]))
+}
+
+pub fn read_resource(uri: &str) -> Result<ReadResourceResult, ErrorData> {
+    let content = match uri {
+        "test://static-text" => json!({ "uri": uri, "mimeType": "text/plain",
+            "text": "This is the content of the static text resource." }),
+        "test://static-binary" => json!({ "uri": uri, "mimeType": "image/png", "blob": PNG_1X1 }),
+        "test://watched-resource" => json!({ "uri": uri, "mimeType": "text/plain",
+            "text": "The watched resource." }),
+        _ => match uri
+            .strip_prefix("test://template/")
+            .and_then(|rest| rest.strip_suffix("/data"))
+            .filter(|id| !id.is_empty() && !id.contains('/'))
+        {
+            Some(id) => json!({ "uri": uri, "mimeType": "application/json",
+                "text": json!({ "id": id, "templateTest": true, "data": format!("Data for ID: {id}") }).to_string() }),
+            None => {
+                return Err(ErrorData::resource_not_found(
+                    format!("resource not found: {uri}"),
+                    None,
+                ));
+            }
+        },
+    };
+    Ok(from_json(json!({ "contents": [content] })))
+}
+
+/// Completes an argument from a small word list by its prefix (`completion-complete`).
+pub fn complete_argument(request: &CompleteRequestParams) -> CompleteResult {
+    const WORDS: [&str; 5] = ["paris", "park", "party", "test", "testing"];
+    let prefix = request.argument.value.to_lowercase();
+    let values: Vec<&str> = WORDS
+        .iter()
+        .copied()
+        .filter(|w| w.starts_with(&prefix))
+        .collect();
+    from_json(
+        json!({ "completion": { "values": values, "total": values.len(), "hasMore": false } }),
+    )
 }

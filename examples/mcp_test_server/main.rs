@@ -46,9 +46,13 @@ use hyper::body::Frame;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage, ContentBlock,
-    Implementation, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ServerCapabilities, ServerJsonRpcMessage, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage,
+    CompleteRequestParams, CompleteResult, ContentBlock, ErrorCode, GetPromptRequestParams,
+    GetPromptResponse, Implementation, InitializeResult, JsonObject, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ResourceUpdatedNotificationParam, ServerCapabilities, ServerJsonRpcMessage,
+    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -299,10 +303,35 @@ fn text(t: impl Into<String>) -> CallToolResponse {
     CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text(t)]))
 }
 
+impl TestServer {
+    /// Prompts, resources and completions exist in `--conformance` mode only.
+    fn conformance_only(&self) -> Result<(), ErrorData> {
+        if self.opts.conformance {
+            Ok(())
+        } else {
+            Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "this test server has resources, prompts and completions only with --conformance",
+                None,
+            ))
+        }
+    }
+}
+
 impl ServerHandler for TestServer {
     fn get_info(&self) -> InitializeResult {
         let capabilities = if self.opts.no_tools {
             ServerCapabilities::builder().enable_prompts().build()
+        } else if self.opts.conformance {
+            #[allow(deprecated)] // logging: see the `log` tool
+            ServerCapabilities::builder()
+                .enable_completions()
+                .enable_logging()
+                .enable_prompts()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_tools()
+                .build()
         } else {
             #[allow(deprecated)] // logging: see the `log` tool
             ServerCapabilities::builder()
@@ -352,6 +381,93 @@ impl ServerHandler for TestServer {
         let mut result = ListToolsResult::with_all_items(all[start..end].to_vec());
         result.next_cursor = (end < all.len()).then(|| end.to_string());
         Ok(result)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let prompts = if self.opts.conformance {
+            conformance::prompts()
+        } else {
+            Vec::new()
+        };
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.conformance_only()?;
+        conformance::get_prompt(&request).map(GetPromptResponse::Complete)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.conformance_only()?;
+        Ok(ListResourcesResult::with_all_items(conformance::resources()))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.conformance_only()?;
+        let templates = conformance::resource_templates();
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.conformance_only()?;
+        conformance::read_resource(&request.uri).map(ReadResourceResponse::Complete)
+    }
+
+    /// Accepts any URI; the subscriber hears `notifications/resources/updated` for it once,
+    /// shortly after, so a test can see the notification pass through a gateway.
+    #[allow(deprecated)] // the 2025 subscription requests the scenarios send
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.conformance_only()?;
+        let peer = context.peer;
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let _ = peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(request.uri))
+                .await;
+        });
+        Ok(())
+    }
+
+    #[allow(deprecated)] // see `subscribe`
+    async fn unsubscribe(
+        &self,
+        _request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.conformance_only()
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.conformance_only()?;
+        Ok(conformance::complete_argument(&request))
     }
 
     async fn call_tool(

@@ -111,6 +111,9 @@ class McpHub {
    *   capability.
    *   `onToolsChanged(serverId)`: a server's tool list changed (`listTools` lists it anew).
    *   `onLog({ serverId, level, logger?, data })`: a server's log message.
+   *   `onListChanged({ serverId, list })`: a server's prompt (`list` 'prompts') or resource
+   *   ('resources') list changed. `onResourceUpdated({ serverId, uri })`: a resource subscribed
+   *   to (through `toolreg serve`) changed.
    *   `auth`: OAuth 2.1 for remote servers that ask for it (see docs/api.md):
    *   `{ onAuthorizationUrl(url, { serverId, redirectUri }) → Promise<callback URL or code>,
    *   redirectUri, tokenStore?: { get, set, delete }, clientName?, clientMetadataUrl?, timeoutMs? }`.
@@ -135,8 +138,8 @@ class McpHub {
       (key) => options[key] && ((json) => Promise.resolve(JSON.parse(json)).then(options[key]).then((answer) => JSON.stringify(answer))),
     )
     const [authSettings, authCall] = authBridge(options.auth)
-    const { onToolsChanged, onLog } = options
-    for (const [key, fn] of Object.entries({ onToolsChanged, onLog })) {
+    const { onToolsChanged, onLog, onListChanged, onResourceUpdated } = options
+    for (const [key, fn] of Object.entries({ onToolsChanged, onLog, onListChanged, onResourceUpdated })) {
       if (fn !== undefined && typeof fn !== 'function') throw invalidArgument(key, 'expected a function')
     }
     // One native callback for what servers send outside an answer; a host callback that
@@ -148,6 +151,8 @@ class McpHub {
     const events = {
       toolsChanged: ({ serverId }) => onToolsChanged?.(serverId),
       log: ({ serverId, message }) => onLog?.({ serverId, ...message }),
+      listChanged: ({ serverId, list }) => onListChanged?.({ serverId, list }),
+      resourceUpdated: ({ serverId, uri }) => onResourceUpdated?.({ serverId, uri }),
       progress: ({ callId, progress, total, message }) => progressOf.get(callId)?.({ progress, ...(total != null && { total }), ...(message != null && { message }) }),
     }
     const onEvent = (json) => {

@@ -16,6 +16,7 @@ use crate::gateway::{
     ClientRequest, Gateway, GatewayCall, GatewayHost, GatewayInfo, HostAnswer, HttpOptions,
     serve_http,
 };
+use crate::mcp::ServerList;
 
 struct JsHost(JsCallback);
 
@@ -64,6 +65,10 @@ impl GatewayHost for JsHost {
         // The host aborts the call's signal.
         self.0.notify(json!({ "op": "cancel", "id": id }));
     }
+
+    fn warn(&self, message: String) {
+        self.0.notify(json!({ "op": "warn", "message": message }));
+    }
 }
 
 #[napi]
@@ -77,7 +82,8 @@ impl NativeGateway {
     /// `host(requestJson) → Promise<answerJson>`: `{ op: "list" }` → an array of MCP tools;
     /// `{ op: "call", id, name, arguments, progress }` → a `CallToolResult`, `{ error }`, or
     /// `{ forward: { serverId, tool } }` to call that tool of `hub` from here;
-    /// `{ op: "cancel", id }`.
+    /// `{ op: "cancel", id }`; `{ op: "warn", message }`. Prompts, resources and completions go
+    /// to `hub`'s servers without the host.
     #[napi(constructor)]
     pub fn new(
         name: String,
@@ -164,6 +170,30 @@ impl NativeGateway {
     #[napi]
     pub async fn notify_tools_changed(&self) {
         self.gateway.notify_tools_changed().await;
+    }
+
+    /// A server's `notifications/prompts/list_changed` (`list` "prompts") or
+    /// `notifications/resources/list_changed` ("resources"), for the clients.
+    #[napi]
+    pub async fn list_changed(&self, list: String) -> Result<()> {
+        let list = match list.as_str() {
+            "prompts" => ServerList::Prompts,
+            "resources" => ServerList::Resources,
+            other => {
+                return Err(Error::new(
+                    Status::InvalidArg,
+                    format!("unknown list {other:?} (expected prompts or resources)"),
+                ));
+            }
+        };
+        self.gateway.list_changed(list).await;
+        Ok(())
+    }
+
+    /// A server's `notifications/resources/updated`, for the clients subscribed to `uri`.
+    #[napi]
+    pub async fn resource_updated(&self, server_id: String, uri: String) {
+        self.gateway.resource_updated(&server_id, &uri).await;
     }
 
     /// Progress of the call `id` the host is running.

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use crate::mcp::{
     AskFuture, AskHost, AskHostHandle, AuthOptions, AuthorizationPrompt, Authorizer,
     CancellationToken, HubEvents, HubEventsHandle, HubOptions, McpError, McpHub, McpTool,
-    ProgressSink, ServerConfig, TokenStore, describe_stored_token, wire_id,
+    ProgressSink, ServerConfig, ServerList, TokenStore, describe_stored_token, wire_id,
 };
 use futures::future::BoxFuture;
 
@@ -70,8 +70,9 @@ impl NativeMcpHub {
     }
 }
 
-/// The host's `onEvent`: `{ op: "toolsChanged", serverId }`, `{ op: "log", serverId, message }`
-/// and `{ op: "progress", callId, progress, total?, message? }`.
+/// The host's `onEvent`: `{ op: "toolsChanged", serverId }`, `{ op: "listChanged", serverId,
+/// list: "prompts" | "resources" }`, `{ op: "resourceUpdated", serverId, uri }`, `{ op: "log",
+/// serverId, message }` and `{ op: "progress", callId, progress, total?, message? }`.
 #[derive(Clone)]
 struct JsEvents(JsCallback);
 
@@ -95,6 +96,22 @@ impl HubEvents for JsEvents {
     fn log(&self, server_id: &str, message: Value) {
         self.0
             .notify(serde_json::json!({ "op": "log", "serverId": server_id, "message": message }));
+    }
+
+    fn list_changed(&self, server_id: &str, list: ServerList) {
+        let list = match list {
+            ServerList::Prompts => "prompts",
+            ServerList::Resources => "resources",
+        };
+        self.0.notify(
+            serde_json::json!({ "op": "listChanged", "serverId": server_id, "list": list }),
+        );
+    }
+
+    fn resource_updated(&self, server_id: &str, uri: &str) {
+        self.0.notify(
+            serde_json::json!({ "op": "resourceUpdated", "serverId": server_id, "uri": uri }),
+        );
     }
 }
 

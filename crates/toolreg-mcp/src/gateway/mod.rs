@@ -4,10 +4,13 @@
 //! meta-tools live; this module only speaks the protocol: it lists what the host lists,
 //! forwards calls with their progress and cancellation, passes a server's elicitation and
 //! sampling requests on to the client whose call it serves, and re-announces list changes.
+//! The servers' prompts, resources and completions pass through without the host.
 //!
-//! One concern per file: this one the handler and its shared state, `http` the Streamable HTTP
-//! listener with its bearer token and DNS-rebinding checks.
+//! One concern per file: this one the handler and its shared state, `features` the prompts,
+//! resources and completions, `http` the Streamable HTTP listener with its bearer token and
+//! DNS-rebinding checks.
 
+mod features;
 mod http;
 
 use std::collections::{BTreeMap, HashMap};
@@ -19,9 +22,12 @@ use futures::future::BoxFuture;
 // Logging is deprecated for the 2026 protocol (SEP-2577); clients of 2025-06-18 and 2025-11-25,
 // the ones in use, still set levels and read messages.
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ServerCapabilities, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation, InitializeResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, SubscribeRequestParams, Tool,
+    UnsubscribeRequestParams,
 };
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
@@ -67,6 +73,8 @@ pub trait GatewayHost: Send + Sync {
     fn call_tool(&self, call: GatewayCall) -> BoxFuture<'static, Result<HostAnswer, String>>;
     /// The client cancelled call `id` (or went away): the host stops it.
     fn cancel(&self, id: u64);
+    /// Something the user should know that fails no request (a server left out of a list).
+    fn warn(&self, message: String);
 }
 
 /// Name, version and instructions sent in `initialize`.
@@ -94,6 +102,8 @@ struct Shared {
     /// Forwarded calls in flight, by call id (so in the order they started): the server each
     /// went to and the client it serves, where that server's requests to its client go.
     forwarded: Mutex<BTreeMap<u64, (String, Peer<RoleServer>)>>,
+    /// Which server each prompt and resource belongs to, and the clients' subscriptions.
+    routes: Mutex<features::Routes>,
 }
 
 /// A request a server behind the gateway sends its client, passed on to a client of the gateway.
@@ -137,6 +147,7 @@ impl Gateway {
                 log_level: Mutex::new(LoggingLevel::Info),
                 progress: Mutex::default(),
                 forwarded: Mutex::default(),
+                routes: Mutex::default(),
             }),
         }
     }
@@ -342,11 +353,25 @@ impl ServerHandler for Gateway {
     fn get_info(&self) -> InitializeResult {
         let info = lock(&self.shared.info).clone();
         #[allow(deprecated)]
-        let capabilities = ServerCapabilities::builder()
-            .enable_logging()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .build();
+        let capabilities = if self.shared.hub.is_some() {
+            ServerCapabilities::builder()
+                .enable_completions()
+                .enable_logging()
+                .enable_prompts()
+                .enable_prompts_list_changed()
+                .enable_resources()
+                .enable_resources_list_changed()
+                .enable_resources_subscribe()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build()
+        } else {
+            ServerCapabilities::builder()
+                .enable_logging()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build()
+        };
         let result = InitializeResult::new(capabilities)
             .with_server_info(Implementation::new(info.name, info.version));
         match info.instructions {
@@ -425,5 +450,78 @@ impl ServerHandler for Gateway {
             }
             Err(message) => Err(ErrorData::invalid_params(message, None)),
         }
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(
+            self.list_prompts().await?,
+        ))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let result = self.get_prompt(request, context.ct.clone()).await?;
+        Ok(GetPromptResponse::Complete(result))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(
+            self.list_resources().await?,
+        ))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let templates = self.list_resource_templates().await?;
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let result = self.read_resource(request, context.ct.clone()).await?;
+        Ok(ReadResourceResponse::Complete(result))
+    }
+
+    #[allow(deprecated)] // the 2025 subscription requests, which clients in use send
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscribe(request.uri, context.peer).await
+    }
+
+    #[allow(deprecated)] // see `subscribe`
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.unsubscribe(request.uri, &context.peer).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.complete(request).await
     }
 }

@@ -14,7 +14,8 @@ use rmcp::model::LoggingMessageNotificationParam;
 // Sampling too is deprecated for the 2026 protocol (SEP-2577); servers still ask for it.
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
-    Implementation, ProgressNotificationParam, ProtocolVersion, Tool,
+    Implementation, ProgressNotificationParam, ProtocolVersion, ResourceUpdatedNotificationParam,
+    Tool,
 };
 #[allow(deprecated)]
 use rmcp::model::{CreateMessageRequestParams, CreateMessageResult};
@@ -30,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 use super::ask::{AskHostHandle, apply_defaults};
 use super::auth::ServerAuth;
 use super::config::header_map;
-use super::events::{HubEventsHandle, ProgressRoutes};
+use super::events::{HubEventsHandle, ProgressRoutes, ServerList};
 use super::http::{HubHttp, StandaloneStream};
 use super::process::{self, ChildProcess, StderrTail, StdoutNoise, describe_exit};
 use super::sse::LegacySseTransport;
@@ -174,6 +175,30 @@ impl ClientHandler for HubClient {
         self.tools.invalidate();
         if let Some(events) = &self.events {
             events.0.tools_changed(&self.server_id);
+        }
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(events) = &self.events {
+            events.0.list_changed(&self.server_id, ServerList::Prompts);
+        }
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(events) = &self.events {
+            events
+                .0
+                .list_changed(&self.server_id, ServerList::Resources);
+        }
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(events) = &self.events {
+            events.0.resource_updated(&self.server_id, &params.uri);
         }
     }
 

@@ -1,6 +1,6 @@
-//! What servers tell the host outside any answer: a changed tool list, a log message, a call's
-//! progress. The host hears the first two through [`HubEvents`]; progress goes to the sink
-//! given with the call.
+//! What servers tell the host outside any answer: a changed tool, prompt or resource list, a
+//! changed resource, a log message, a call's progress. The host hears all but progress through
+//! [`HubEvents`]; progress goes to the sink given with the call.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -15,6 +15,18 @@ pub trait HubEvents: Send + Sync {
     fn tools_changed(&self, server_id: &str);
     /// The server sent `notifications/message`: its params (`level`, `logger?`, `data`).
     fn log(&self, server_id: &str, message: Value);
+    /// The server sent `notifications/prompts/list_changed` or
+    /// `notifications/resources/list_changed`.
+    fn list_changed(&self, server_id: &str, list: ServerList);
+    /// The server sent `notifications/resources/updated`: a resource subscribed to changed.
+    fn resource_updated(&self, server_id: &str, uri: &str);
+}
+
+/// A server's list besides its tools, whose changes the server announces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerList {
+    Prompts,
+    Resources,
 }
 
 /// A shared [`HubEvents`], printable in options.

@@ -20,10 +20,13 @@ use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
 use rmcp::ServiceError;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, ErrorCode,
-    ServerResult, Tool,
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+    CompleteRequestParams, CompleteResult, ErrorCode, GetPromptRequestParams, GetPromptResult,
+    Prompt, ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate,
+    ServerCapabilities, ServerResult, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::PeerRequestOptions;
+use rmcp::{Peer, RoleClient};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
@@ -403,6 +406,200 @@ impl McpHub {
         }
     }
 
+    /// The server's prompts, following pagination; none when it does not declare prompts.
+    /// Not cached: prompts and resources are read when a client asks (`toolreg serve`).
+    pub async fn list_prompts(
+        &self,
+        server_id: &str,
+        timeout: Duration,
+    ) -> Result<Vec<Prompt>, McpError> {
+        let listed = self
+            .feature_request(
+                server_id,
+                "prompts/list",
+                timeout,
+                None,
+                Feature::Prompts,
+                |peer| async move { peer.list_all_prompts().await }.boxed(),
+            )
+            .await?;
+        Ok(listed.unwrap_or_default())
+    }
+
+    /// The server's resources, following pagination; none without the resources capability.
+    pub async fn list_resources(
+        &self,
+        server_id: &str,
+        timeout: Duration,
+    ) -> Result<Vec<Resource>, McpError> {
+        let listed = self
+            .feature_request(
+                server_id,
+                "resources/list",
+                timeout,
+                None,
+                Feature::Resources,
+                |peer| async move { peer.list_all_resources().await }.boxed(),
+            )
+            .await?;
+        Ok(listed.unwrap_or_default())
+    }
+
+    /// The server's resource templates, following pagination.
+    pub async fn list_resource_templates(
+        &self,
+        server_id: &str,
+        timeout: Duration,
+    ) -> Result<Vec<ResourceTemplate>, McpError> {
+        let op = "resources/templates/list";
+        let listed = self
+            .feature_request(server_id, op, timeout, None, Feature::Resources, |peer| {
+                async move { peer.list_all_resource_templates().await }.boxed()
+            })
+            .await?;
+        Ok(listed.unwrap_or_default())
+    }
+
+    /// `prompts/get`. A server without prompts is an error naming it.
+    pub async fn get_prompt(
+        &self,
+        server_id: &str,
+        params: GetPromptRequestParams,
+        timeout: Duration,
+        cancel: Option<CancellationToken>,
+    ) -> Result<GetPromptResult, McpError> {
+        let op = format!("prompts/get {:?}", params.name);
+        self.required(server_id, &op, timeout, cancel, Feature::Prompts, |peer| {
+            async move { peer.get_prompt(params).await }.boxed()
+        })
+        .await
+    }
+
+    /// `resources/read`.
+    pub async fn read_resource(
+        &self,
+        server_id: &str,
+        params: ReadResourceRequestParams,
+        timeout: Duration,
+        cancel: Option<CancellationToken>,
+    ) -> Result<ReadResourceResult, McpError> {
+        let op = format!("resources/read {:?}", params.uri);
+        self.required(
+            server_id,
+            &op,
+            timeout,
+            cancel,
+            Feature::Resources,
+            |peer| async move { peer.read_resource(params).await }.boxed(),
+        )
+        .await
+    }
+
+    /// `resources/subscribe` (`subscribe`) or `resources/unsubscribe`; the server's
+    /// `notifications/resources/updated` reach [`HubEvents::resource_updated`](super::HubEvents).
+    #[allow(deprecated)] // the 2025 subscription requests, which the servers in use speak
+    pub async fn set_resource_subscription(
+        &self,
+        server_id: &str,
+        uri: String,
+        subscribe: bool,
+        timeout: Duration,
+    ) -> Result<(), McpError> {
+        let verb = if subscribe {
+            "subscribe"
+        } else {
+            "unsubscribe"
+        };
+        let op = format!("resources/{verb} {uri:?}");
+        self.required(
+            server_id,
+            &op,
+            timeout,
+            None,
+            Feature::Subscriptions,
+            |peer| {
+                async move {
+                    if subscribe {
+                        peer.subscribe(SubscribeRequestParams::new(uri)).await
+                    } else {
+                        peer.unsubscribe(UnsubscribeRequestParams::new(uri)).await
+                    }
+                }
+                .boxed()
+            },
+        )
+        .await
+    }
+
+    /// `completion/complete`.
+    pub async fn complete(
+        &self,
+        server_id: &str,
+        params: CompleteRequestParams,
+        timeout: Duration,
+    ) -> Result<CompleteResult, McpError> {
+        self.required(
+            server_id,
+            "completion/complete",
+            timeout,
+            None,
+            Feature::Completions,
+            |peer| async move { peer.complete(params).await }.boxed(),
+        )
+        .await
+    }
+
+    /// [`McpHub::feature_request`] where a server without the feature is an error.
+    async fn required<T: Send + 'static>(
+        &self,
+        server_id: &str,
+        op: &str,
+        timeout: Duration,
+        cancel: Option<CancellationToken>,
+        feature: Feature,
+        request: impl FnOnce(Peer<RoleClient>) -> BoxFuture<'static, Result<T, ServiceError>>,
+    ) -> Result<T, McpError> {
+        self.feature_request(server_id, op, timeout, cancel, feature, request)
+            .await?
+            .ok_or_else(|| McpError::Call {
+                server: server_id.to_owned(),
+                operation: op.to_owned(),
+                message: format!("the server does not offer {}", feature.describe()),
+                rpc_code: Some(ErrorCode::METHOD_NOT_FOUND.0),
+            })
+    }
+
+    /// One request of a server feature other than tools, bounded like a call; `None` when the
+    /// server did not declare the feature in its handshake (it is not asked).
+    async fn feature_request<T: Send + 'static>(
+        &self,
+        server_id: &str,
+        op: &str,
+        timeout: Duration,
+        cancel: Option<CancellationToken>,
+        feature: Feature,
+        request: impl FnOnce(Peer<RoleClient>) -> BoxFuture<'static, Result<T, ServiceError>>,
+    ) -> Result<Option<T>, McpError> {
+        let slot = self.slot(server_id)?;
+        let deadline = deadline_after(timeout);
+        let cancel = cancel.unwrap_or_default();
+        let conn = self
+            .connection(&slot, deadline, timeout, Some(&cancel), op)
+            .await?;
+        let declared = conn
+            .peer
+            .peer_info()
+            .is_some_and(|info| feature.declared_in(&info.capabilities));
+        if !declared {
+            return Ok(None);
+        }
+        let answer = request(conn.peer.clone());
+        match bounded_request(&slot, &conn, op, (deadline, timeout), &cancel, answer).await? {
+            Ok(result) => Ok(Some(result)),
+            Err(e) => Err(service_error(&slot, &conn, op, &e).await),
+        }
+    }
+
     /// One entry per configured server, in configuration order. Never blocks on I/O.
     pub fn status(&self) -> Vec<ServerStatus> {
         self.slots()
@@ -692,6 +889,38 @@ fn install_crypto_provider() {
     ONCE.call_once(|| {
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
+}
+
+/// A server feature besides tools, as its handshake declares it.
+#[derive(Debug, Clone, Copy)]
+enum Feature {
+    Prompts,
+    Resources,
+    Subscriptions,
+    Completions,
+}
+
+impl Feature {
+    fn declared_in(self, capabilities: &ServerCapabilities) -> bool {
+        match self {
+            Feature::Prompts => capabilities.prompts.is_some(),
+            Feature::Resources => capabilities.resources.is_some(),
+            Feature::Subscriptions => capabilities
+                .resources
+                .as_ref()
+                .is_some_and(|r| r.subscribe == Some(true)),
+            Feature::Completions => capabilities.completions.is_some(),
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Feature::Prompts => "prompts",
+            Feature::Resources => "resources",
+            Feature::Subscriptions => "resource subscriptions",
+            Feature::Completions => "completions",
+        }
+    }
 }
 
 fn deadline_after(timeout: Duration) -> Option<Instant> {

@@ -37,7 +37,7 @@ pub use auth::{
 };
 pub use config::ServerConfig;
 pub use error::McpError;
-pub use events::{HubEvents, HubEventsHandle, ProgressSink};
+pub use events::{HubEvents, HubEventsHandle, ProgressSink, ServerList};
 pub use hub::{ConnectionState, HubOptions, McpHub, ServerStatus};
 /// The tool descriptor returned by [`McpHub::list_tools`]; serialises to the MCP wire shape
 /// (`name`, `title`, `description`, `inputSchema`, `outputSchema`, `annotations`, ...).

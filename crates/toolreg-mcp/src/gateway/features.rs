@@ -1,0 +1,521 @@
+//! The servers' prompts, resources and completions, passed through to the gateway's clients.
+//!
+//! Nothing here is deferred or ranked: these lists are the user's to pick from (a client shows
+//! prompts as commands and resources as attachments), not the model's. A client that asks gets
+//! every server's, gathered when it asks, each server within [`LIST_TIMEOUT`] and all at once;
+//! so the first such request starts the servers that are not running yet. A server that fails
+//! is left out of that list with a warning, as it is from the tools.
+//!
+//! Names stay as the servers give them. A prompt name two servers share is listed as
+//! `<server>__<name>` for each of them. A resource URI belongs to the first server (in config
+//! order) that lists it, else to the servers whose templates match it; a URI nobody lists (a
+//! server may serve more than it lists) is tried on each server in turn.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use futures::future::join_all;
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, ErrorCode, ErrorData, GetPromptRequestParams,
+    GetPromptResult, Prompt, ReadResourceRequestParams, ReadResourceResult, Reference, Resource,
+    ResourceTemplate, ResourceUpdatedNotificationParam,
+};
+use rmcp::{Peer, RoleServer};
+use tokio_util::sync::CancellationToken;
+
+use super::{FORWARDED_CALL_TIMEOUT, Gateway, lock};
+use crate::mcp::{McpError, McpHub, ServerList};
+
+/// How long one server may take to start and list its prompts or resources.
+const LIST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Where each prompt and resource of the last listings lives; `None` until listed.
+#[derive(Default)]
+pub(super) struct Routes {
+    /// Listed prompt name → (server, the server's name for it).
+    prompts: Option<HashMap<String, (String, String)>>,
+    /// Listed resource URI → server.
+    resources: Option<HashMap<String, String>>,
+    /// (server, URI template), in config order.
+    templates: Option<Vec<(String, String)>>,
+    /// Resource URI → the server it is subscribed at, and the clients that subscribed.
+    subscriptions: HashMap<String, (String, Vec<Peer<RoleServer>>)>,
+}
+
+/// A hub error as the client's error: the server's own JSON-RPC code and message when it sent
+/// one (e.g. "resource not found"), else an internal error naming what failed.
+fn forwarded_error(error: McpError) -> ErrorData {
+    match error {
+        McpError::Call {
+            message,
+            rpc_code: Some(code),
+            ..
+        } => ErrorData::new(ErrorCode(code), message, None),
+        other => ErrorData::internal_error(other.to_string(), None),
+    }
+}
+
+fn not_offered(error: &McpError) -> bool {
+    matches!(error, McpError::Call { rpc_code: Some(code), .. } if *code == ErrorCode::METHOD_NOT_FOUND.0)
+}
+
+impl Gateway {
+    fn hub(&self) -> Result<McpHub, ErrorData> {
+        self.shared.hub.clone().ok_or_else(|| {
+            ErrorData::internal_error("this gateway has no MCP servers behind it", None)
+        })
+    }
+
+    /// One list from every server, in config order; a server that fails is warned about and
+    /// left out.
+    async fn gather<T, F, Fut>(
+        &self,
+        what: &str,
+        list: F,
+    ) -> Result<Vec<(String, Vec<T>)>, ErrorData>
+    where
+        F: Fn(McpHub, String) -> Fut,
+        Fut: Future<Output = Result<Vec<T>, McpError>>,
+    {
+        let hub = self.hub()?;
+        let ids = hub.server_ids();
+        let listed = join_all(ids.iter().map(|id| list(hub.clone(), id.clone()))).await;
+        let mut out = Vec::with_capacity(ids.len());
+        for (id, result) in ids.into_iter().zip(listed) {
+            match result {
+                Ok(items) => out.push((id, items)),
+                Err(e) => self
+                    .shared
+                    .host
+                    .warn(format!("{id}'s {what} are left out: {e}")),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every server's prompts; a name two servers share becomes `<server>__<name>`.
+    pub(super) async fn list_prompts(&self) -> Result<Vec<Prompt>, ErrorData> {
+        let listings = self
+            .gather("prompts", |hub, id| async move {
+                hub.list_prompts(&id, LIST_TIMEOUT).await
+            })
+            .await?;
+        let mut owners: HashMap<String, usize> = HashMap::new();
+        for prompt in listings.iter().flat_map(|(_, prompts)| prompts) {
+            *owners.entry(prompt.name.clone()).or_default() += 1;
+        }
+        let mut routes = HashMap::new();
+        let mut prompts = Vec::new();
+        for (server, listed) in listings {
+            for mut prompt in listed {
+                let own = prompt.name.clone();
+                if owners[&own] > 1 {
+                    prompt.name = format!("{server}__{own}");
+                }
+                routes.insert(prompt.name.clone(), (server.clone(), own));
+                prompts.push(prompt);
+            }
+        }
+        lock(&self.shared.routes).prompts = Some(routes);
+        Ok(prompts)
+    }
+
+    /// The server and its own name of listed prompt `name` (listing first if need be).
+    async fn prompt_route(&self, name: &str) -> Result<(String, String), ErrorData> {
+        if lock(&self.shared.routes).prompts.is_none() {
+            self.list_prompts().await?;
+        }
+        let routes = lock(&self.shared.routes);
+        routes
+            .prompts
+            .as_ref()
+            .and_then(|p| p.get(name).cloned())
+            .ok_or_else(|| {
+                ErrorData::invalid_params(
+                    format!("no server behind the gateway offers the prompt {name:?}"),
+                    None,
+                )
+            })
+    }
+
+    pub(super) async fn get_prompt(
+        &self,
+        mut params: GetPromptRequestParams,
+        cancel: CancellationToken,
+    ) -> Result<GetPromptResult, ErrorData> {
+        let (server, own) = self.prompt_route(&params.name).await?;
+        params.name = own;
+        self.hub()?
+            .get_prompt(&server, params, FORWARDED_CALL_TIMEOUT, Some(cancel))
+            .await
+            .map_err(forwarded_error)
+    }
+
+    /// Every server's resources; a URI two servers list is the first one's.
+    pub(super) async fn list_resources(&self) -> Result<Vec<Resource>, ErrorData> {
+        let listings = self
+            .gather("resources", |hub, id| async move {
+                hub.list_resources(&id, LIST_TIMEOUT).await
+            })
+            .await?;
+        let mut routes = HashMap::new();
+        let mut resources = Vec::new();
+        for (server, listed) in listings {
+            let mut shadowed = Vec::new();
+            for resource in listed {
+                if routes.contains_key(&resource.uri) {
+                    shadowed.push(resource.uri);
+                    continue;
+                }
+                routes.insert(resource.uri.clone(), server.clone());
+                resources.push(resource);
+            }
+            match shadowed.as_slice() {
+                [] => {}
+                [uri] => self.shared.host.warn(format!(
+                    "{server}'s resource {uri} is left out: an earlier server lists the same URI"
+                )),
+                [first, rest @ ..] => self.shared.host.warn(format!(
+                    "{server}'s resources {first} and {} more are left out: earlier servers list the same URIs",
+                    rest.len()
+                )),
+            }
+        }
+        lock(&self.shared.routes).resources = Some(routes);
+        Ok(resources)
+    }
+
+    pub(super) async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ErrorData> {
+        let listings = self
+            .gather("resource templates", |hub, id| async move {
+                hub.list_resource_templates(&id, LIST_TIMEOUT).await
+            })
+            .await?;
+        let mut routes = Vec::new();
+        let mut templates = Vec::new();
+        for (server, listed) in listings {
+            for template in listed {
+                routes.push((server.clone(), template.uri_template.clone()));
+                templates.push(template);
+            }
+        }
+        lock(&self.shared.routes).templates = Some(routes);
+        Ok(templates)
+    }
+
+    /// The servers to ask for `uri`, best first: the one that lists it, else those with a
+    /// matching template, else every server.
+    async fn resource_servers(&self, uri: &str) -> Result<Vec<String>, ErrorData> {
+        let (listed, templated) = {
+            let routes = lock(&self.shared.routes);
+            (routes.resources.is_some(), routes.templates.is_some())
+        };
+        if !listed {
+            self.list_resources().await?;
+        }
+        if !templated {
+            self.list_resource_templates().await?;
+        }
+        let routes = lock(&self.shared.routes);
+        if let Some(server) = routes.resources.as_ref().and_then(|r| r.get(uri)) {
+            return Ok(vec![server.clone()]);
+        }
+        let mut servers: Vec<String> = Vec::new();
+        for (server, template) in routes.templates.iter().flatten() {
+            if template_matches(template, uri) && !servers.contains(server) {
+                servers.push(server.clone());
+            }
+        }
+        if servers.is_empty() {
+            servers = self.hub()?.server_ids();
+        }
+        Ok(servers)
+    }
+
+    /// Tries `request` on each server for `uri` until one answers; else the most telling
+    /// error (a server's own refusal over "does not offer resources").
+    async fn on_resource_server<T, F, Fut>(
+        &self,
+        uri: &str,
+        request: F,
+    ) -> Result<(String, T), ErrorData>
+    where
+        F: Fn(McpHub, String) -> Fut,
+        Fut: Future<Output = Result<T, McpError>>,
+    {
+        let hub = self.hub()?;
+        let mut refusal: Option<McpError> = None;
+        for server in self.resource_servers(uri).await? {
+            match request(hub.clone(), server.clone()).await {
+                Ok(answer) => return Ok((server, answer)),
+                Err(e) if refusal.as_ref().is_none_or(not_offered) => refusal = Some(e),
+                Err(_) => {}
+            }
+        }
+        Err(match refusal {
+            Some(e) if !not_offered(&e) => forwarded_error(e),
+            _ => ErrorData::resource_not_found(
+                format!("no server behind the gateway has the resource {uri:?}"),
+                None,
+            ),
+        })
+    }
+
+    pub(super) async fn read_resource(
+        &self,
+        params: ReadResourceRequestParams,
+        cancel: CancellationToken,
+    ) -> Result<ReadResourceResult, ErrorData> {
+        let uri = params.uri.clone();
+        let read = self
+            .on_resource_server(&uri, |hub, server| {
+                let (params, cancel) = (params.clone(), cancel.clone());
+                async move {
+                    hub.read_resource(&server, params, FORWARDED_CALL_TIMEOUT, Some(cancel))
+                        .await
+                }
+            })
+            .await?;
+        Ok(read.1)
+    }
+
+    /// Subscribes `peer` to `uri`: at the server on the first subscriber, which then tells the
+    /// gateway of changes ([`Gateway::resource_updated`]).
+    pub(super) async fn subscribe(
+        &self,
+        uri: String,
+        peer: Peer<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let known = lock(&self.shared.routes).subscriptions.contains_key(&uri);
+        if !known {
+            let (server, ()) = self
+                .on_resource_server(&uri, |hub, server| {
+                    let uri = uri.clone();
+                    async move {
+                        hub.set_resource_subscription(&server, uri, true, FORWARDED_CALL_TIMEOUT)
+                            .await
+                    }
+                })
+                .await?;
+            lock(&self.shared.routes)
+                .subscriptions
+                .entry(uri.clone())
+                .or_insert_with(|| (server, Vec::new()));
+        }
+        let mut routes = lock(&self.shared.routes);
+        if let Some((_, peers)) = routes.subscriptions.get_mut(&uri) {
+            peers.retain(|p| !p.is_transport_closed());
+            peers.push(peer);
+        }
+        Ok(())
+    }
+
+    /// Drops `peer`'s subscription to `uri`; the last one unsubscribes at the server.
+    pub(super) async fn unsubscribe(
+        &self,
+        uri: String,
+        peer: &Peer<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let server = {
+            let mut routes = lock(&self.shared.routes);
+            let Some((server, peers)) = routes.subscriptions.get_mut(&uri) else {
+                return Ok(());
+            };
+            peers.retain(|p| !p.is_transport_closed() && !same_peer(p, peer));
+            if !peers.is_empty() {
+                return Ok(());
+            }
+            let server = server.clone();
+            routes.subscriptions.remove(&uri);
+            server
+        };
+        self.hub()?
+            .set_resource_subscription(&server, uri, false, FORWARDED_CALL_TIMEOUT)
+            .await
+            .map_err(forwarded_error)
+    }
+
+    pub(super) async fn complete(
+        &self,
+        mut params: CompleteRequestParams,
+    ) -> Result<CompleteResult, ErrorData> {
+        let hub = self.hub()?;
+        let server = match &mut params.r#ref {
+            Reference::Prompt(prompt) => {
+                let (server, own) = self.prompt_route(&prompt.name).await?;
+                prompt.name = own;
+                server
+            }
+            Reference::Resource(template) => {
+                if lock(&self.shared.routes).templates.is_none() {
+                    self.list_resource_templates().await?;
+                }
+                let owner = lock(&self.shared.routes)
+                    .templates
+                    .iter()
+                    .flatten()
+                    .find(|(_, t)| *t == template.uri)
+                    .map(|(server, _)| server.clone());
+                match owner {
+                    Some(server) => server,
+                    None => self
+                        .resource_servers(&template.uri)
+                        .await?
+                        .into_iter()
+                        .next()
+                        .ok_or_else(|| {
+                            ErrorData::invalid_params("no server behind the gateway", None)
+                        })?,
+                }
+            }
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    "the completion refers to neither a prompt nor a resource template",
+                    None,
+                ));
+            }
+        };
+        hub.complete(&server, params, FORWARDED_CALL_TIMEOUT)
+            .await
+            .map_err(forwarded_error)
+    }
+
+    /// A server's `notifications/resources/updated`, for the clients subscribed to `uri` there.
+    pub async fn resource_updated(&self, server_id: &str, uri: &str) {
+        let peers = match lock(&self.shared.routes).subscriptions.get(uri) {
+            Some((server, peers)) if server == server_id => peers.clone(),
+            _ => return,
+        };
+        for peer in peers.iter().filter(|p| !p.is_transport_closed()) {
+            let _ = peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                .await;
+        }
+    }
+
+    /// A server's prompt or resource list changed: the gateway's routes of that list are
+    /// listed anew on the next request, and every client is told.
+    pub async fn list_changed(&self, list: ServerList) {
+        {
+            let mut routes = lock(&self.shared.routes);
+            match list {
+                ServerList::Prompts => routes.prompts = None,
+                ServerList::Resources => {
+                    routes.resources = None;
+                    routes.templates = None;
+                }
+            }
+        }
+        for peer in self.live_peers() {
+            let _ = match list {
+                ServerList::Prompts => peer.notify_prompt_list_changed().await,
+                ServerList::Resources => peer.notify_resource_list_changed().await,
+            };
+        }
+    }
+}
+
+fn same_peer(a: &Peer<RoleServer>, b: &Peer<RoleServer>) -> bool {
+    // Every handle of one session shares the client's `initialize` params.
+    match (a.peer_info(), b.peer_info()) {
+        (Some(a), Some(b)) => std::sync::Arc::ptr_eq(&a, &b),
+        _ => false,
+    }
+}
+
+/// Whether `uri` is an expansion of the RFC 6570 `template`: its literal text as written, each
+/// simple `{var}` one or more characters without a `/` (a simple expansion escapes `/`), each
+/// operator expression (`{+path}`, `{/seg}`, `{?q}`, …) any text.
+pub(super) fn template_matches(template: &str, uri: &str) -> bool {
+    enum Part<'a> {
+        Text(&'a str),
+        Simple,
+        Any,
+    }
+    let mut parts = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        if open > 0 {
+            parts.push(Part::Text(&rest[..open]));
+        }
+        let expression = &rest[open + 1..open + close];
+        parts.push(match expression.chars().next() {
+            Some('+' | '#' | '.' | '/' | ';' | '?' | '&') => Part::Any,
+            _ => Part::Simple,
+        });
+        rest = &rest[open + close + 1..];
+    }
+    if !rest.is_empty() {
+        parts.push(Part::Text(rest));
+    }
+    fn fits(parts: &[Part<'_>], uri: &str) -> bool {
+        let Some((first, others)) = parts.split_first() else {
+            return uri.is_empty();
+        };
+        match first {
+            Part::Text(text) => uri.strip_prefix(text).is_some_and(|u| fits(others, u)),
+            Part::Simple | Part::Any => {
+                let simple = matches!(first, Part::Simple);
+                let longest = if simple {
+                    uri.find('/').unwrap_or(uri.len())
+                } else {
+                    uri.len()
+                };
+                let shortest = usize::from(simple);
+                (shortest..=longest)
+                    .rev()
+                    .filter(|&end| uri.is_char_boundary(end))
+                    .any(|end| fits(others, &uri[end..]))
+            }
+        }
+    }
+    fits(&parts, uri)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::template_matches;
+
+    #[test]
+    fn a_uri_matches_the_templates_it_expands() {
+        for (template, uri, fits) in [
+            (
+                "test://template/{id}/data",
+                "test://template/123/data",
+                true,
+            ),
+            (
+                "test://template/{id}/data",
+                "test://template/1/2/data",
+                false,
+            ),
+            ("test://template/{id}/data", "test://template//data", false),
+            (
+                "test://template/{id}/data",
+                "test://template/123/data/",
+                false,
+            ),
+            ("file:///{+path}", "file:///home/me/notes.md", true),
+            (
+                "repo://{owner}/{repo}{/path}",
+                "repo://me/toolreg/src/lib.rs",
+                true,
+            ),
+            ("repo://{owner}/{repo}{/path}", "repo://me/toolreg", true),
+            (
+                "search://items{?q,limit}",
+                "search://items?q=x&limit=2",
+                true,
+            ),
+            ("search://items{?q,limit}", "search://other?q=x", false),
+            ("user://{name}", "user://zoë", true),
+            ("plain://fixed", "plain://fixed", true),
+            ("plain://fixed", "plain://fixed2", false),
+        ] {
+            assert_eq!(template_matches(template, uri), fits, "{template} vs {uri}");
+        }
+    }
+}
