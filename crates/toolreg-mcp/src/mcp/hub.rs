@@ -413,17 +413,14 @@ impl McpHub {
         server_id: &str,
         timeout: Duration,
     ) -> Result<Vec<Prompt>, McpError> {
-        let listed = self
-            .feature_request(
-                server_id,
-                "prompts/list",
-                timeout,
-                None,
-                Feature::Prompts,
-                |peer| async move { peer.list_all_prompts().await }.boxed(),
-            )
-            .await?;
-        Ok(listed.unwrap_or_default())
+        self.listing(
+            server_id,
+            "prompts/list",
+            timeout,
+            Feature::Prompts,
+            |peer| async move { peer.list_all_prompts().await }.boxed(),
+        )
+        .await
     }
 
     /// The server's resources, following pagination; none without the resources capability.
@@ -432,17 +429,14 @@ impl McpHub {
         server_id: &str,
         timeout: Duration,
     ) -> Result<Vec<Resource>, McpError> {
-        let listed = self
-            .feature_request(
-                server_id,
-                "resources/list",
-                timeout,
-                None,
-                Feature::Resources,
-                |peer| async move { peer.list_all_resources().await }.boxed(),
-            )
-            .await?;
-        Ok(listed.unwrap_or_default())
+        self.listing(
+            server_id,
+            "resources/list",
+            timeout,
+            Feature::Resources,
+            |peer| async move { peer.list_all_resources().await }.boxed(),
+        )
+        .await
     }
 
     /// The server's resource templates, following pagination.
@@ -452,12 +446,10 @@ impl McpHub {
         timeout: Duration,
     ) -> Result<Vec<ResourceTemplate>, McpError> {
         let op = "resources/templates/list";
-        let listed = self
-            .feature_request(server_id, op, timeout, None, Feature::Resources, |peer| {
-                async move { peer.list_all_resource_templates().await }.boxed()
-            })
-            .await?;
-        Ok(listed.unwrap_or_default())
+        self.listing(server_id, op, timeout, Feature::Resources, |peer| {
+            async move { peer.list_all_resource_templates().await }.boxed()
+        })
+        .await
     }
 
     /// `prompts/get`. A server without prompts is an error naming it.
@@ -547,6 +539,21 @@ impl McpHub {
             |peer| async move { peer.complete(params).await }.boxed(),
         )
         .await
+    }
+
+    /// [`McpHub::feature_request`] for a list: empty when the server lacks the feature.
+    async fn listing<T: Send + 'static>(
+        &self,
+        server_id: &str,
+        op: &str,
+        timeout: Duration,
+        feature: Feature,
+        request: impl FnOnce(Peer<RoleClient>) -> BoxFuture<'static, Result<Vec<T>, ServiceError>>,
+    ) -> Result<Vec<T>, McpError> {
+        let listed = self
+            .feature_request(server_id, op, timeout, None, feature, request)
+            .await?;
+        Ok(listed.unwrap_or_default())
     }
 
     /// [`McpHub::feature_request`] where a server without the feature is an error.
