@@ -250,7 +250,7 @@ export function createProgram({ open = openSession } = {}) {
       if (doc.summary.failedServers) outcome.exitCode = EXIT.SERVER_FAILED
     })
   command('serve')
-    .description('run one MCP server in front of your servers for any MCP client: tools that fit the context window stay inline under their own names, the rest behind tool_search / tool_inspect / tool_invoke (tool_exec with --exec); servers start when a call needs them')
+    .description('run one MCP server in front of your servers for any MCP client: tools that fit the context window stay inline under their own names, the rest behind tool_search / tool_inspect / tool_invoke (tool_exec with --exec); the servers\' prompts and resources pass through; servers start when a call, or a client\'s first look at prompts or resources, needs them')
     .addOption(configOption())
     .addOption(demoOption())
     .option('--stdio', 'serve on stdin/stdout (the default)')
