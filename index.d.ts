@@ -514,6 +514,26 @@ export declare class McpHub implements McpToolHost {
     args?: Record<string, unknown>,
     opts?: { timeoutMs?: number; signal?: AbortSignal; onProgress?: (progress: { progress: number; total?: number; message?: string }) => void },
   ): Promise<McpCallToolResult>
+  /** The server's prompts (all pages); `[]` when it offers none. MCP `Prompt` objects. */
+  listPrompts(serverId: string, opts?: { timeoutMs?: number }): Promise<Array<{ name: string; title?: string; description?: string; arguments?: Array<{ name: string; description?: string; required?: boolean }> }>>
+  /** `prompts/get`: the MCP `GetPromptResult`. */
+  getPrompt(serverId: string, name: string, args?: Record<string, string>, opts?: { timeoutMs?: number }): Promise<{ description?: string; messages: Array<{ role: 'user' | 'assistant'; content: unknown }> }>
+  /** The server's resources (all pages); `[]` when it offers none. MCP `Resource` objects. */
+  listResources(serverId: string, opts?: { timeoutMs?: number }): Promise<Array<{ uri: string; name: string; title?: string; description?: string; mimeType?: string; size?: number }>>
+  /** The server's resource templates (all pages). */
+  listResourceTemplates(serverId: string, opts?: { timeoutMs?: number }): Promise<Array<{ uriTemplate: string; name: string; title?: string; description?: string; mimeType?: string }>>
+  /** `resources/read`: the MCP `ReadResourceResult`. */
+  readResource(serverId: string, uri: string, opts?: { timeoutMs?: number }): Promise<{ contents: Array<{ uri: string; mimeType?: string; text?: string; blob?: string }> }>
+  /** Its changes reach the `onResourceUpdated` option. */
+  subscribeResource(serverId: string, uri: string, opts?: { timeoutMs?: number }): Promise<void>
+  unsubscribeResource(serverId: string, uri: string, opts?: { timeoutMs?: number }): Promise<void>
+  /** `completion/complete` for one argument of a prompt or a resource template. */
+  complete(
+    serverId: string,
+    ref: { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string },
+    argument: { name: string; value: string },
+    opts?: { context?: { arguments?: Record<string, string> }; timeoutMs?: number },
+  ): Promise<{ values: string[]; total?: number; hasMore?: boolean }>
   status(): McpServerStatus[]
   serversForToolIds(toolIds: Iterable<string>): string[]
   close(): Promise<void>

@@ -89,6 +89,28 @@ describe('McpHub over stdio with the reference servers', () => {
     await expect(hub.callTool('nope', 'echo', {})).rejects.toMatchObject({ code: 'TOOLREG_MCP_UNKNOWN_SERVER' })
   })
 
+  it("reads server-everything's prompts, resources and completions; a server without them lists none and refuses the rest", async () => {
+    const prompts = await hub.listPrompts('everything')
+    expect(prompts.map((p) => p.name)).toEqual(expect.arrayContaining(['simple-prompt', 'args-prompt', 'completable-prompt']))
+    const weather = await hub.getPrompt('everything', 'args-prompt', { city: 'Paris', state: 'TX' })
+    expect(weather.messages[0]).toMatchObject({ role: 'user', content: { type: 'text', text: expect.stringContaining('Paris, TX') } })
+    const department = await hub.complete('everything', { type: 'ref/prompt', name: 'completable-prompt' }, { name: 'department', value: 'E' })
+    expect(department.values).toEqual(['Engineering'])
+
+    const resources = await hub.listResources('everything')
+    expect(resources.length).toBeGreaterThan(0)
+    const read = await hub.readResource('everything', resources[0].uri)
+    expect(read.contents[0]).toMatchObject({ uri: resources[0].uri, text: expect.any(String) })
+    const templates = await hub.listResourceTemplates('everything')
+    expect(templates.map((t) => t.uriTemplate)).toContain('demo://resource/dynamic/text/{resourceId}')
+    expect((await hub.readResource('everything', 'demo://resource/dynamic/text/7')).contents[0].text).toMatch(/^Resource 7:/)
+
+    expect(await hub.listPrompts('memory')).toEqual([])
+    await expect(hub.getPrompt('memory', 'anything')).rejects.toMatchObject({ code: 'TOOLREG_MCP_CALL', message: expect.stringMatching(/does not offer prompts/) })
+    await expect(hub.readResource('everything', 42)).rejects.toMatchObject({ code: 'TOOLREG_INVALID_ARGUMENT' })
+    await expect(hub.complete('everything', { type: 'ref/tool' }, { name: 'x', value: '' })).rejects.toMatchObject({ code: 'TOOLREG_INVALID_ARGUMENT' })
+  })
+
   it('close() leaves no child process behind', async () => {
     const local = new McpHub({ servers: [referenceServer('everything', 'e2')] })
     await local.listTools('e2')
@@ -197,6 +219,19 @@ describe('McpHub fault cases with our rmcp test server', () => {
       expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([])
     } finally {
       process.off('warning', onWarning)
+      await hub.close()
+    }
+  })
+
+  it("hears a subscribed resource's updates through onResourceUpdated, and stops at unsubscribe", async () => {
+    const updates = []
+    const hub = new McpHub({ servers: [testServer('watched', ['--conformance'])], onResourceUpdated: (u) => updates.push(u) })
+    try {
+      await hub.subscribeResource('watched', 'test://watched-resource')
+      for (let i = 0; i < 100 && updates.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
+      expect(updates).toEqual([{ serverId: 'watched', uri: 'test://watched-resource' }])
+      await hub.unsubscribeResource('watched', 'test://watched-resource')
+    } finally {
       await hub.close()
     }
   })

@@ -91,6 +91,14 @@ function authBridge(auth) {
  * Streamable HTTP and legacy HTTP+SSE servers. Connections open lazily on first use; tool
  * lists are cached until the server says they changed; child stderr is captured.
  */
+/** A prompt's arguments: an object of strings, or absent. */
+function checkStrings(field, value) {
+  if (value === undefined || value === null) return
+  if (typeof value !== 'object' || Array.isArray(value) || Object.values(value).some((v) => typeof v !== 'string')) {
+    throw invalidArgument(field, 'expected an object of string values')
+  }
+}
+
 class McpHub {
   #native
   /** callId → the `onProgress` of a call in flight. */
@@ -210,6 +218,65 @@ class McpHub {
       // Progress the server sent just before its answer may still be queued behind it.
       if (onProgress) setImmediate(() => this.#progress.delete(callId))
     }
+  }
+
+  /** The server's prompts (all pages); `[]` when it offers none. */
+  async listPrompts(serverId, { timeoutMs = DEFAULT_LIST_TIMEOUT_MS } = {}) {
+    return (await this.#feature(serverId, 'prompts/list', {}, timeoutMs)).prompts
+  }
+
+  /** `prompts/get`: resolves to `{ description?, messages }`. */
+  async getPrompt(serverId, name, args, { timeoutMs = DEFAULT_CALL_TIMEOUT_MS } = {}) {
+    if (typeof name !== 'string') throw invalidArgument('name', 'expected the prompt\'s name')
+    checkStrings('arguments', args)
+    return this.#feature(serverId, 'prompts/get', { name, ...(args && { arguments: args }) }, timeoutMs)
+  }
+
+  /** The server's resources (all pages); `[]` when it offers none. */
+  async listResources(serverId, { timeoutMs = DEFAULT_LIST_TIMEOUT_MS } = {}) {
+    return (await this.#feature(serverId, 'resources/list', {}, timeoutMs)).resources
+  }
+
+  /** The server's resource templates (all pages). */
+  async listResourceTemplates(serverId, { timeoutMs = DEFAULT_LIST_TIMEOUT_MS } = {}) {
+    return (await this.#feature(serverId, 'resources/templates/list', {}, timeoutMs)).resourceTemplates
+  }
+
+  /** `resources/read`: resolves to `{ contents: [{ uri, mimeType?, text | blob }] }`. */
+  async readResource(serverId, uri, { timeoutMs = DEFAULT_CALL_TIMEOUT_MS } = {}) {
+    if (typeof uri !== 'string') throw invalidArgument('uri', 'expected a resource URI')
+    return this.#feature(serverId, 'resources/read', { uri }, timeoutMs)
+  }
+
+  /** Subscribes to a resource; its changes reach the `onResourceUpdated` option. */
+  async subscribeResource(serverId, uri, { timeoutMs = DEFAULT_CALL_TIMEOUT_MS } = {}) {
+    if (typeof uri !== 'string') throw invalidArgument('uri', 'expected a resource URI')
+    await this.#feature(serverId, 'resources/subscribe', { uri }, timeoutMs)
+  }
+
+  async unsubscribeResource(serverId, uri, { timeoutMs = DEFAULT_CALL_TIMEOUT_MS } = {}) {
+    if (typeof uri !== 'string') throw invalidArgument('uri', 'expected a resource URI')
+    await this.#feature(serverId, 'resources/unsubscribe', { uri }, timeoutMs)
+  }
+
+  /**
+   * `completion/complete`: suggestions for one argument of a prompt (`ref: { type: 'ref/prompt',
+   * name }`) or a resource template (`{ type: 'ref/resource', uri }`); resolves to
+   * `{ values, total?, hasMore? }`.
+   */
+  async complete(serverId, ref, argument, { context, timeoutMs = DEFAULT_CALL_TIMEOUT_MS } = {}) {
+    if (ref?.type !== 'ref/prompt' && ref?.type !== 'ref/resource') {
+      throw invalidArgument('ref', "expected { type: 'ref/prompt', name } or { type: 'ref/resource', uri }")
+    }
+    if (typeof argument?.name !== 'string' || typeof argument?.value !== 'string') {
+      throw invalidArgument('argument', 'expected { name, value } (strings)')
+    }
+    const params = { ref, argument, ...(context && { context }) }
+    return (await this.#feature(serverId, 'completion/complete', params, timeoutMs)).completion
+  }
+
+  #feature(serverId, method, params, timeoutMs) {
+    return awaitNative(this.#native.featureRequest(serverId, method, JSON.stringify(params), timeoutMs)).then(JSON.parse)
   }
 
   /** Each server's state, last error, cached tool count, protocol version, pid and stderr tail. */

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
+use rmcp::model::SubscribeRequestParams;
 use serde_json::{Map, Value};
 
 use crate::mcp::{
@@ -360,6 +361,76 @@ impl NativeMcpHub {
             version,
             tools_json,
         })
+    }
+
+    /// A server's prompts, resources or completions: `method` is `prompts/list`, `prompts/get`,
+    /// `resources/list`, `resources/templates/list`, `resources/read`, `resources/subscribe`,
+    /// `resources/unsubscribe` or `completion/complete`; `params_json` its MCP params; resolves
+    /// to its MCP result as JSON (a list method's every page). `js/mcp/hub.js` checks the
+    /// params' shape; rmcp's types check the rest.
+    #[napi]
+    pub async fn feature_request(
+        &self,
+        server_id: String,
+        method: String,
+        params_json: String,
+        timeout_ms: u32,
+    ) -> Result<String> {
+        fn params<T: serde::de::DeserializeOwned>(method: &str, json: &str) -> Result<T> {
+            serde_json::from_str(json).map_err(|e| {
+                Error::new(
+                    Status::InvalidArg,
+                    format!("the params of {method} are not valid: {e}"),
+                )
+            })
+        }
+        fn answer<T: serde::Serialize>(result: std::result::Result<T, McpError>) -> Result<String> {
+            let result = result.map_err(mcp_error)?;
+            serde_json::to_string(&result).map_err(|e| Error::from_reason(e.to_string()))
+        }
+        let (hub, id) = (&self.hub, server_id.as_str());
+        let timeout = Duration::from_millis(u64::from(timeout_ms));
+        match method.as_str() {
+            "prompts/list" => answer(
+                hub.list_prompts(id, timeout)
+                    .await
+                    .map(|prompts| serde_json::json!({ "prompts": prompts })),
+            ),
+            "prompts/get" => answer(
+                hub.get_prompt(id, params(&method, &params_json)?, timeout, None)
+                    .await,
+            ),
+            "resources/list" => answer(
+                hub.list_resources(id, timeout)
+                    .await
+                    .map(|resources| serde_json::json!({ "resources": resources })),
+            ),
+            "resources/templates/list" => answer(
+                hub.list_resource_templates(id, timeout)
+                    .await
+                    .map(|templates| serde_json::json!({ "resourceTemplates": templates })),
+            ),
+            "resources/read" => answer(
+                hub.read_resource(id, params(&method, &params_json)?, timeout, None)
+                    .await,
+            ),
+            "resources/subscribe" | "resources/unsubscribe" => {
+                let SubscribeRequestParams { uri, .. } = params(&method, &params_json)?;
+                let subscribe = method == "resources/subscribe";
+                let done = hub
+                    .set_resource_subscription(id, uri, subscribe, timeout)
+                    .await;
+                answer(done.map(|()| serde_json::json!({})))
+            }
+            "completion/complete" => answer(
+                hub.complete(id, params(&method, &params_json)?, timeout)
+                    .await,
+            ),
+            other => Err(Error::new(
+                Status::InvalidArg,
+                format!("{other:?} is not a prompt, resource or completion method"),
+            )),
+        }
     }
 
     /// Resolves to the `CallToolResult` as JSON. `call_id` lets `cancel_call` abort it.
