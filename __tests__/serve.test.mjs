@@ -267,6 +267,23 @@ describe('toolreg serve: approval, profiles, faults and shutdown', () => {
     expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'still here' } }))).toBe('still here')
   }, 60_000)
 
+  it('--call-timeout bounds a forwarded call: past it the call fails, saying so, and the server is told to stop', async () => {
+    const { client } = await stdioClient(['--config', configOf(testServer('live')), '--call-timeout', '400'])
+    closing.push(() => client.close())
+    expect(textOf(await client.callTool({ name: 'slow', arguments: { ms: 50 } }))).toBe('slept 50 ms')
+    const started = Date.now()
+    const late = await client.callTool({ name: 'slow', arguments: { ms: 30_000 } })
+    expect(late.isError).toBe(true)
+    expect(textOf(late)).toMatch(/timed out after 400 ms/)
+    expect(Date.now() - started).toBeLessThan(10_000)
+    let cancelled = '0'
+    for (let i = 0; i < 50 && cancelled === '0'; i++) {
+      await new Promise((r) => setTimeout(r, 100))
+      cancelled = textOf(await client.callTool({ name: 'cancelled_count', arguments: {} }))
+    }
+    expect(cancelled).toBe('1')
+  }, 60_000)
+
   it("passes a server's sampling request to a client that can sample, and refuses it for one that cannot", async () => {
     const file = configOf(testServer('conformance', ['--conformance']))
     const { CreateMessageRequestSchema } = await import('@modelcontextprotocol/sdk/types.js')

@@ -262,6 +262,11 @@ export function createProgram({ open = openSession } = {}) {
     .option('--exec', 'add tool_exec (sandboxed JavaScript that calls tools)')
     .option('--profile <name>', 'serve only the servers and tools of this profile ("toolreg": { "profiles": ... } in the config)')
     .addOption(timeoutOption())
+    .option('--call-timeout <ms>', 'how long a tool call, prompt or resource request forwarded to a server may take', (v) => {
+      const ms = positiveInt(v)
+      if (ms > 2 ** 32 - 1) throw new InvalidArgumentError('expected at most 4294967295 (about 49 days)')
+      return ms
+    }, 60_000)
     .addHelpText('after', examples('toolreg serve --model claude-sonnet-4', 'toolreg serve --http 3939 --exec', 'toolreg serve --profile cursor', 'TOOLREG_SERVE_TOKEN=secret toolreg serve --http 3939 --config ~/.cursor/mcp.json'))
     .action(async (opts) => {
       if (opts.stdio && opts.http !== undefined) throw new CliError('Pick one of --stdio and --http.', EXIT.USAGE)
@@ -282,6 +287,7 @@ export function createProgram({ open = openSession } = {}) {
         contextWindow: window.contextWindow ?? window.modelWindow,
         exec: opts.exec,
         timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS,
+        callTimeoutMs: opts.callTimeout,
         log: say,
         keeps: profile.keeps,
         needsApproval: (serverId, toolName) => needsApprovalBySettings(source.settings, serverId, toolName),

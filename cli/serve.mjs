@@ -11,6 +11,7 @@ import { fileTokenStore } from './auth.mjs'
 const require = createRequire(import.meta.url)
 const native = require('../binding.js')
 const { McpHub, ToolRegistry, applyDeferExposition, syncMcpToolsToRegistry } = require('../index.js')
+const { DEFAULT_CALL_TIMEOUT_MS } = require('../js/mcp/hub.js')
 const { MetaToolName } = require('../js/meta/shared.js')
 
 const META_ORDER = [MetaToolName.Search, MetaToolName.Inspect, MetaToolName.Invoke, 'tool_exec']
@@ -60,11 +61,13 @@ async function metaDefinition(name, tool) {
  * server from the tools/list cache when it is fresh (else live, and caches it), decides what
  * stays inline for `contextWindow`, and returns `{ gateway, summary, close }`. Servers start
  * only to list an uncached server, to run a call, or when a client asks for prompts or
- * resources (the gateway passes those through natively). `keeps(serverId, toolName)` picks the tools
- * served (a profile); `needsApproval(serverId, toolName)` marks tools that, like the ones a
- * server marks destructive, stay inline and out of tool_invoke / tool_exec.
+ * resources (the gateway passes those through natively). `keeps(serverId, toolName)` picks the
+ * tools served (a profile); `callTimeoutMs` bounds each request forwarded to a server (a call,
+ * directly or through the meta-tools, a prompt, a resource); `needsApproval(serverId, toolName)`
+ * marks tools that, like the ones a server marks destructive, stay inline and out of
+ * tool_invoke / tool_exec.
  */
-export async function createGateway(servers, { contextWindow, exec = false, timeoutMs = 30_000, log = () => {}, keeps = () => true, needsApproval = () => false } = {}) {
+export async function createGateway(servers, { contextWindow, exec = false, timeoutMs = 30_000, callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS, log = () => {}, keeps = () => true, needsApproval = () => false } = {}) {
   // A server's list change is listed anew and re-announced; its logs go to the clients. Servers
   // may announce changes while the first listing runs, before the gateway exists: relisting
   // waits for it, and notifications meant for clients are dropped (none is connected yet).
@@ -129,6 +132,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     // and tool_invoke / tool_exec refuse them.
     const synced = await syncMcpToolsToRegistry(registry, adapter, {
       timeoutMs,
+      callTimeoutMs,
       needsApproval: (info) => info.annotations?.destructiveHint === true || needsApproval(info.serverId, info.toolName),
     })
     for (const { serverId, error } of synced.failedServers) log(`warning: ${serverId} is left out: ${error}`)
@@ -216,6 +220,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
         .then((request) => host[request.op](request))
         .then((answer) => JSON.stringify(answer ?? null)),
     McpHub.nativeOf(hub),
+    callTimeoutMs,
   )
   gatewayReady()
   return {

@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 use super::callback::JsCallback;
 use super::mcp::NativeMcpHub;
 use crate::gateway::{
-    ClientRequest, Gateway, GatewayCall, GatewayHost, GatewayInfo, HostAnswer, HttpOptions,
-    serve_http,
+    ClientRequest, DEFAULT_CALL_TIMEOUT, Gateway, GatewayCall, GatewayHost, GatewayInfo,
+    HostAnswer, HttpOptions, serve_http,
 };
 use crate::mcp::ServerList;
 
@@ -84,6 +84,7 @@ impl NativeGateway {
     /// `{ forward: { serverId, tool } }` to call that tool of `hub` from here;
     /// `{ op: "cancel", id }`; `{ op: "warn", message }`. Prompts, resources and completions go
     /// to `hub`'s servers without the host.
+    /// `call_timeout_ms`: how long a request forwarded to a server may take (default 60 s).
     #[napi(constructor)]
     pub fn new(
         name: String,
@@ -91,6 +92,7 @@ impl NativeGateway {
         instructions: Option<String>,
         host: Function<'_, String, Promise<String>>,
         hub: Option<&NativeMcpHub>,
+        call_timeout_ms: Option<u32>,
     ) -> Result<Self> {
         let host = Arc::new(JsHost(JsCallback::new(host)?));
         Ok(NativeGateway {
@@ -100,6 +102,9 @@ impl NativeGateway {
                     name,
                     version,
                     instructions,
+                    call_timeout: call_timeout_ms.map_or(DEFAULT_CALL_TIMEOUT, |ms| {
+                        std::time::Duration::from_millis(u64::from(ms))
+                    }),
                 },
                 hub.map(NativeMcpHub::handle),
             ),

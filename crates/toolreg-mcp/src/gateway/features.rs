@@ -23,7 +23,7 @@ use rmcp::model::{
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
-use super::{FORWARDED_CALL_TIMEOUT, Gateway, lock};
+use super::{Gateway, lock};
 use crate::mcp::{McpError, McpHub, ServerList};
 
 /// How long one server may take to start and list its prompts or resources.
@@ -146,7 +146,7 @@ impl Gateway {
         let (server, own) = self.prompt_route(&params.name).await?;
         params.name = own;
         self.hub()?
-            .get_prompt(&server, params, FORWARDED_CALL_TIMEOUT, Some(cancel))
+            .get_prompt(&server, params, self.call_timeout(), Some(cancel))
             .await
             .map_err(forwarded_error)
     }
@@ -266,12 +266,12 @@ impl Gateway {
         params: ReadResourceRequestParams,
         cancel: CancellationToken,
     ) -> Result<ReadResourceResult, ErrorData> {
-        let uri = params.uri.clone();
+        let (uri, timeout) = (params.uri.clone(), self.call_timeout());
         let read = self
             .on_resource_server(&uri, |hub, server| {
                 let (params, cancel) = (params.clone(), cancel.clone());
                 async move {
-                    hub.read_resource(&server, params, FORWARDED_CALL_TIMEOUT, Some(cancel))
+                    hub.read_resource(&server, params, timeout, Some(cancel))
                         .await
                 }
             })
@@ -288,11 +288,12 @@ impl Gateway {
     ) -> Result<(), ErrorData> {
         let known = lock(&self.shared.routes).subscriptions.contains_key(&uri);
         if !known {
+            let timeout = self.call_timeout();
             let (server, ()) = self
                 .on_resource_server(&uri, |hub, server| {
                     let uri = uri.clone();
                     async move {
-                        hub.set_resource_subscription(&server, uri, true, FORWARDED_CALL_TIMEOUT)
+                        hub.set_resource_subscription(&server, uri, true, timeout)
                             .await
                     }
                 })
@@ -330,7 +331,7 @@ impl Gateway {
             server
         };
         self.hub()?
-            .set_resource_subscription(&server, uri, false, FORWARDED_CALL_TIMEOUT)
+            .set_resource_subscription(&server, uri, false, self.call_timeout())
             .await
             .map_err(forwarded_error)
     }
@@ -375,7 +376,7 @@ impl Gateway {
                 ));
             }
         };
-        hub.complete(&server, params, FORWARDED_CALL_TIMEOUT)
+        hub.complete(&server, params, self.call_timeout())
             .await
             .map_err(forwarded_error)
     }

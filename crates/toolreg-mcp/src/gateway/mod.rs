@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 // Logging is deprecated for the 2026 protocol (SEP-2577); clients of 2025-06-18 and 2025-11-25,
@@ -40,8 +41,9 @@ pub use http::{HttpOptions, serve_http};
 
 use crate::mcp::{McpHub, ProgressSink};
 
-/// How long a forwarded call may take, as for any MCP call of the library.
-const FORWARDED_CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+/// How long a forwarded request may take unless the host says otherwise, as for any MCP call
+/// of the library.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A tool call the host runs. `id` names it in [`GatewayHost::cancel`] and
 /// [`Gateway::progress`].
@@ -84,6 +86,8 @@ pub struct GatewayInfo {
     pub version: String,
     /// The deferred-tools section, when tools are deferred.
     pub instructions: Option<String>,
+    /// How long a request forwarded to a server (a tool call, a prompt, a resource) may take.
+    pub call_timeout: Duration,
 }
 
 #[allow(deprecated)] // the logging level, see the imports
@@ -150,6 +154,10 @@ impl Gateway {
                 routes: Mutex::default(),
             }),
         }
+    }
+
+    fn call_timeout(&self) -> Duration {
+        lock(&self.shared.info).call_timeout
     }
 
     /// Instructions for sessions that start from now on (a session keeps the ones it got).
@@ -328,7 +336,7 @@ impl Gateway {
                 server_id,
                 tool,
                 arguments,
-                FORWARDED_CALL_TIMEOUT,
+                self.call_timeout(),
                 Some(cancel),
                 sink,
             )
