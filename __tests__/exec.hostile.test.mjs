@@ -140,12 +140,13 @@ const cases = [
   ['tools has no prototype', "return [Object.getPrototypeOf(tools), 'constructor' in tools]", {}, returns([null, false])],
 
   // Forged and refused calls.
-  ['a tool outside the allow-list', "return await tools.invoke('secret', {})", {}, failed(uncaught('Error [TOOLREG_NOT_ALLOWED]: Tool not available in this request: secret'))],
-  ['invoke with a forged this', "return await tools.invoke.call({ allowed: true }, 'secret')", {}, failed(uncaught('Error [TOOLREG_NOT_ALLOWED]: Tool not available in this request: secret'))],
-  ['a name that stringifies to a forbidden tool', "return await tools.invoke({ toString() { return 'secret' } })", {}, failed(uncaught('Error [TOOLREG_NOT_ALLOWED]: Tool not available in this request: secret'))],
+  ['a tool outside the allow-list', "return await tools.invoke('secret', {})", {}, failed(uncaught('TypeError [TOOLREG_UNKNOWN_TOOL]: tools.invoke("secret") is not a tool available to this code. Tools here: echo, slow, add, gated, big.'))],
+  ['invoke with a forged this', "return await tools.invoke.call({ allowed: true }, 'secret')", {}, failed(uncaught('TypeError [TOOLREG_UNKNOWN_TOOL]: tools.invoke("secret") is not a tool available to this code. Tools here: echo, slow, add, gated, big.'))],
+  ['a name that stringifies to a forbidden tool', "return await tools.invoke({ toString() { return 'secret' } })", {}, failed(uncaught('TypeError [TOOLREG_UNKNOWN_TOOL]: tools.invoke("secret") is not a tool available to this code. Tools here: echo, slow, add, gated, big.'))],
+  ['a typo through invoke', "return await tools.invoke('ehco', {})", {}, failed(uncaught('TypeError [TOOLREG_UNKNOWN_TOOL]: tools.invoke("ehco") is not a tool available to this code. Did you mean echo?'))],
   ['a forbidden tool as a property', 'return await tools.secret({})', {}, failed(uncaught('TypeError [TOOLREG_UNKNOWN_TOOL]: tools.secret is not a tool available to this code. Tools here: echo, slow, add, gated, big.'))],
   ['a mistyped tool name', 'return await tools.ehco({})', {}, failed(uncaught('TypeError [TOOLREG_UNKNOWN_TOOL]: tools.ehco is not a tool available to this code. Did you mean echo?'))],
-  ['a name with a NUL byte', "return await tools.invoke('echo\\u0000', {})", {}, failed(uncaught('Error [TOOLREG_NOT_ALLOWED]: Tool not available in this request: echo\u0000'))],
+  ['a name with a NUL byte', "return await tools.invoke('echo\\u0000', {})", {}, failed(uncaught('TypeError [TOOLREG_UNKNOWN_TOOL]: tools.invoke("echo\\u0000") is not a tool available to this code. Did you mean echo?'))],
   ['invalid params are caught by validation', "try { await tools.add({ a: 'x' }) } catch (e) { return [e.code, e.message.split('\\n')[0]] }", {}, returns(['TOOLREG_INVALID_PARAMS', 'Invalid params for "add":'])],
   ['params that are not JSON', 'const a = {}; a.a = a; await tools.echo(a)', {}, failed(uncaught('TypeError: circular reference'))],
 

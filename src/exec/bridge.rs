@@ -45,6 +45,7 @@ pub(crate) enum Event {
         result: Result<String, BridgeError>,
     },
     ApprovalWait {
+        call_number: u32,
         started: bool,
     },
     Abort,
@@ -91,8 +92,12 @@ impl Responder {
     /// Pauses the run's clock while the host waits for a user's approval; dropping the guard
     /// resumes it. The run still ends on abort meanwhile.
     pub fn approval_wait(&self) -> ApprovalWait {
-        let _ = self.events.send(Event::ApprovalWait { started: true });
+        let _ = self.events.send(Event::ApprovalWait {
+            call_number: self.call_number,
+            started: true,
+        });
         ApprovalWait {
+            call_number: self.call_number,
             events: self.events.clone(),
         }
     }
@@ -117,13 +122,18 @@ impl Drop for Responder {
     }
 }
 
-/// While alive, time does not count against `timeoutMs` when the run is idle.
+/// While alive, time does not count against `timeoutMs` if the run waits on nothing else
+/// (the engine waits, and every other call in flight is waiting for approval too).
 pub struct ApprovalWait {
+    call_number: u32,
     events: Sender<Event>,
 }
 
 impl Drop for ApprovalWait {
     fn drop(&mut self) {
-        let _ = self.events.send(Event::ApprovalWait { started: false });
+        let _ = self.events.send(Event::ApprovalWait {
+            call_number: self.call_number,
+            started: false,
+        });
     }
 }

@@ -125,8 +125,9 @@ impl ExecPool {
         self.shared.size
     }
 
-    /// Starts a run; `done` gets its outcome on the run's thread, after the run's process is
-    /// back in the pool. Invalid limits fail here, before anything starts.
+    /// Starts a run; `done` gets its outcome on the run's thread as soon as it is decided. The
+    /// run's process goes back to the pool after that, once it has dropped the run's engine
+    /// and prepared the next. Invalid limits fail here, before anything starts.
     pub fn spawn(
         &self,
         job: ExecJob,
@@ -144,9 +145,13 @@ impl ExecPool {
         self.shared
             .drivers
             .run(Box::new(move || {
-                let outcome = shared.run(job, &control, &events, &events_tx);
+                let (outcome, used) = shared.run(job, &control, &events, &events_tx);
                 control.close();
                 done(outcome);
+                if let Some((sandbox, reusable)) = used {
+                    let reusable = reusable && run::wait_ready(&sandbox, &events);
+                    shared.release(Some(sandbox), reusable);
+                }
             }))
             .map_err(|e| ExecError::Engine(format!("cannot start a run's thread: {e}")))?;
         Ok(handle)
@@ -173,14 +178,15 @@ impl Shared {
         control: &RunControl,
         events: &mpsc::Receiver<Event>,
         events_tx: &Sender<Event>,
-    ) -> ExecOutcome {
+    ) -> (ExecOutcome, Option<(Sandbox, bool)>) {
         let limits = job.limits;
         if job.code.len() as u64 > limits.max_source_bytes {
-            return ExecOutcome::failed(ExecError::LimitExceeded {
+            let outcome = ExecOutcome::failed(ExecError::LimitExceeded {
                 limit: Limit::Source,
                 value: limits.max_source_bytes,
                 detail: format!("the code is {} bytes", job.code.len()),
             });
+            return (outcome, None);
         }
         let queued_until = Instant::now() + Duration::from_millis(limits.queue_timeout_ms);
         let mut sandbox = match self.acquire(control, queued_until, limits.queue_timeout_ms) {
@@ -189,14 +195,13 @@ impl Shared {
                 Ok(sandbox) => sandbox,
                 Err(message) => {
                     self.release(None, false);
-                    return ExecOutcome::failed(ExecError::Engine(message));
+                    return (ExecOutcome::failed(ExecError::Engine(message)), None);
                 }
             },
-            Err(error) => return ExecOutcome::failed(error),
+            Err(error) => return (ExecOutcome::failed(error), None),
         };
         let ended = run::drive(&mut sandbox, job, control, events, events_tx);
-        self.release(Some(sandbox), ended.reusable);
-        ended.outcome
+        (ended.outcome, Some((sandbox, ended.reusable)))
     }
 
     /// Waits for this run's turn and a place. `Some` is an idle process; `None` is a free place

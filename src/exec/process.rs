@@ -13,33 +13,12 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::bridge::Event;
-use super::protocol::{self, PROTOCOL_VERSION, READY};
+use super::protocol::{self, FrameCaps, PROTOCOL_VERSION, READY};
 
 /// How long a new process may take to say it is ready.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// How much of what a process writes to stderr is kept, for the error when it dies.
 const STDERR_TAIL_BYTES: usize = 2048;
-
-/// The largest payload of each frame kind the addon will read from a process, for one run.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct FrameCaps {
-    pub call: u64,
-    pub log: u64,
-    pub done: u64,
-}
-
-impl FrameCaps {
-    fn of(&self, kind: u8) -> u64 {
-        match kind {
-            protocol::CALL => self.call,
-            protocol::LOG => self.log,
-            protocol::DONE => self.done,
-            protocol::READY => 4,
-            // IDLE and anything unknown: an unknown kind fails its decoding later.
-            _ => 0,
-        }
-    }
-}
 
 /// Where the reader sends the process's frames: the current run's channel and its caps.
 #[derive(Default)]

@@ -12,43 +12,29 @@ use std::io::{self, Read, Write};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a frame changes; the helper announces it in `READY`.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
-/// Exit codes by which the helper says which limit ended it. (A Windows stack overflow ends the
-/// process with `STATUS_STACK_OVERFLOW` instead; see [`exit_reason`].)
-pub const EXIT_MEMORY: i32 = 97;
-pub const EXIT_STACK: i32 = 98;
-#[cfg(windows)]
-const STATUS_STACK_OVERFLOW: i32 = 0xC00000FDu32 as i32;
-
-/// Why a helper process ended, from its exit code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExitReason {
-    Memory,
-    Stack,
-    Other,
-}
-
-pub fn exit_reason(code: Option<i32>) -> ExitReason {
-    match code {
-        Some(EXIT_MEMORY) => ExitReason::Memory,
-        Some(EXIT_STACK) => ExitReason::Stack,
-        #[cfg(windows)]
-        Some(STATUS_STACK_OVERFLOW) => ExitReason::Stack,
-        _ => ExitReason::Other,
-    }
-}
+/// Longest tool name a call frame may carry.
+pub const MAX_TOOL_NAME_BYTES: u64 = 64 * 1024;
 
 // Frame kinds, addon → helper.
 pub const RUN: u8 = 1;
 pub const ANSWER: u8 = 2;
 pub const STOP: u8 = 3;
 // Frame kinds, helper → addon.
+/// `[version u32]`: ready for a run (at start, and after each run once its instance is gone).
 pub const READY: u8 = 10;
+/// `[call u32][over u8][name text][params JSON]`; `over` = 1: the params were longer than
+/// `maxToolInputBytes` and are left out.
 pub const CALL: u8 = 11;
+/// `[level u8][cut u8][text]`; `cut` = 1: the line passed the run's whole console allowance.
 pub const LOG: u8 = 12;
+/// `[answers taken u32]`: the engine waits for an answer, having taken that many.
 pub const IDLE: u8 = 13;
 pub const DONE: u8 = 14;
+/// `[kind u8][length u64]`: the engine sent a frame of that kind over the run's cap; the
+/// helper refused it and stops the run.
+pub const OVER: u8 = 15;
 
 /// What the helper needs to start a run. The limits that guard the host (sizes, counts, time)
 /// are enforced by the addon on the frames; the helper only gets those it alone can enforce.
@@ -69,6 +55,44 @@ pub struct RunRequest {
     pub max_log_bytes: u64,
     /// One error message (longer ones are cut, not refused).
     pub max_error_bytes: u64,
+}
+
+/// The largest payload of each frame kind a run may send, in bytes. Texts are checked by the
+/// addon on the UTF-8 it receives; the engine sends a JSON text whole when it has at most as
+/// many UTF-16 units as its limit has bytes (so at most three bytes per unit), else marks it
+/// as over, so a frame past these caps is a broken engine.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FrameCaps {
+    pub call: u64,
+    pub log: u64,
+    pub done: u64,
+}
+
+impl FrameCaps {
+    pub fn of(&self, kind: u8) -> u64 {
+        match kind {
+            CALL => self.call,
+            LOG => self.log,
+            DONE => self.done,
+            READY | IDLE => 4,
+            OVER => 9,
+            // Anything unknown fails its decoding later.
+            _ => 0,
+        }
+    }
+}
+
+impl RunRequest {
+    pub fn frame_caps(&self) -> FrameCaps {
+        let utf8 = |units: u64| units.saturating_mul(3);
+        // A failure carries up to three error texts as escaped JSON (≤ 6 bytes per byte).
+        let error_end = self.max_error_bytes.saturating_mul(18).saturating_add(4096);
+        FrameCaps {
+            call: (9 + MAX_TOOL_NAME_BYTES).saturating_add(utf8(self.max_tool_input_bytes)),
+            log: self.max_log_bytes.saturating_add(2),
+            done: utf8(self.max_result_bytes).saturating_add(1).max(error_end),
+        }
+    }
 }
 
 /// How a run ended, as the helper saw it.
@@ -101,6 +125,10 @@ pub enum RunEnd {
     },
     /// The addon asked it to stop (time, abort, a limit the addon enforces).
     Stopped,
+    /// The engine's memory would have grown past `memoryLimitBytes`.
+    MemoryLimit,
+    /// The engine's stack overflowed `maxStackSizeBytes`.
+    StackLimit,
     Engine {
         message: String,
     },

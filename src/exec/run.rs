@@ -13,16 +13,18 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::bridge::{Bridge, BridgeError, BridgeRequest, Event, Responder};
-use super::process::{FrameCaps, Sandbox};
-use super::protocol::{self, ExitReason, Fields, RunEnd, RunRequest};
+use super::process::Sandbox;
+use super::protocol::{self, Fields, RunEnd, RunRequest};
 use super::{ExecError, ExecLimits, Limit, Thrown};
 
-/// How long a process asked to stop may take to answer before it is killed.
+/// How long a process asked to stop may take to answer before it is killed. (The engine is
+/// pre-empted within microseconds; this covers a process that is not scheduled.)
 pub const STOP_GRACE: Duration = Duration::from_millis(25);
+/// How long a process may take, after a run, to drop its instance and prepare the next one
+/// before it is replaced instead.
+const READY_TIMEOUT: Duration = Duration::from_secs(2);
 /// Longest error message the code's failure reports (never more than `maxResultBytes`).
 const MAX_ERROR_BYTES: u64 = 16 * 1024;
-/// Longest tool name a call frame may carry.
-const MAX_TOOL_NAME_BYTES: u64 = 64 * 1024;
 /// Keys that never reach a host tool: with them, a naive deep merge in the host pollutes
 /// `Object.prototype`.
 const FORBIDDEN_KEYS: [&str; 3] = ["__proto__", "constructor", "prototype"];
@@ -132,8 +134,9 @@ pub(crate) struct Ended {
     pub reusable: bool,
 }
 
-/// The run's wall clock. It stands still only while the code waits on an approval with
-/// nothing else to do, which the process reports by going idle.
+/// The run's wall clock, kept here whatever the process says. It stands still only while the
+/// run waits on a person and on nothing else: the engine has taken every answer sent to it and
+/// waits (`IDLE`), and every call in flight is waiting for the user's approval.
 struct Clock {
     deadline: Option<Instant>,
     remaining: Duration,
@@ -173,9 +176,11 @@ struct Driver<'a> {
     logs: Vec<LogLine>,
     log_bytes: u64,
     clock: Clock,
-    /// The process waits for an event (it said `IDLE` after the last one it was sent).
-    idle: bool,
-    approval_waits: u32,
+    /// Answers sent to the process, and how many it had taken when it last said `IDLE`.
+    answers_sent: u32,
+    idle_after: Option<u32>,
+    /// Calls in flight whose approval the user is being asked for.
+    awaiting_approval: HashSet<u32>,
     /// Why the run is stopping, once decided: the first reason wins.
     stopping: Option<ExecError>,
     kill_at: Option<Instant>,
@@ -202,7 +207,7 @@ pub(crate) fn drive(
         max_log_bytes: limits.max_console_output_bytes,
         max_error_bytes: max_error_bytes(&limits),
     };
-    sandbox.route_to(events_tx.clone(), frame_caps(&limits));
+    sandbox.route_to(events_tx.clone(), request.frame_caps());
     let request = serde_json::to_vec(&request).expect("a run request serialises");
     sandbox.send(protocol::RUN, &[&request]);
     let mut driver = Driver {
@@ -217,8 +222,9 @@ pub(crate) fn drive(
         logs: Vec::new(),
         log_bytes: 0,
         clock: Clock::start(Duration::from_millis(limits.timeout_ms)),
-        idle: false,
-        approval_waits: 0,
+        answers_sent: 0,
+        idle_after: None,
+        awaiting_approval: HashSet::new(),
         stopping: None,
         kill_at: None,
     };
@@ -237,9 +243,15 @@ pub(crate) fn drive(
         };
         let ended = match event {
             Some(event) => driver.on_event(event),
-            None => driver.on_time(),
+            None => None,
         };
         if let Some(ended) = ended {
+            break ended;
+        }
+        // After every event, not only when none is waiting: a flood of frames cannot hold
+        // the deadline off.
+        driver.update_clock();
+        if let Some(ended) = driver.on_time() {
             break ended;
         }
     };
@@ -257,18 +269,6 @@ pub(crate) fn drive(
 
 fn max_error_bytes(limits: &ExecLimits) -> u64 {
     limits.max_result_bytes.min(MAX_ERROR_BYTES)
-}
-
-/// The helper cuts text one byte past each limit, so a frame past these is a broken process.
-fn frame_caps(limits: &ExecLimits) -> FrameCaps {
-    // A run end carries the result, or up to three error texts as escaped JSON (≤ 6 bytes per
-    // byte), with room for the JSON around them.
-    let error_end = 3 * 6 * max_error_bytes(limits) + 4096;
-    FrameCaps {
-        call: 8 + MAX_TOOL_NAME_BYTES + limits.max_tool_input_bytes + 1,
-        log: 1 + limits.max_console_output_bytes + 1,
-        done: (1 + limits.max_result_bytes + 1).max(error_end),
-    }
 }
 
 type Finish = (Result<Option<String>, ExecError>, bool);
@@ -301,23 +301,39 @@ impl Driver<'_> {
         }
     }
 
-    /// The run is over: no frame is routed here any more and nothing is left at the host.
+    /// The run is over: nothing is left at the host. (Frames are still routed here until the
+    /// process says it is ready again; see [`wait_ready`].)
     fn close(&mut self) {
         self.control.close();
-        self.sandbox.unroute();
         self.cancel_in_flight();
     }
 
+    /// Pauses the clock exactly while the run waits on a person and on nothing else.
+    fn update_clock(&mut self) {
+        let engine_waits = self.idle_after == Some(self.answers_sent);
+        let only_approvals = !self.in_flight.is_empty()
+            && self
+                .in_flight
+                .keys()
+                .all(|call| self.awaiting_approval.contains(call));
+        if engine_waits && only_approvals && self.stopping.is_none() {
+            self.clock.pause();
+        } else {
+            self.clock.resume();
+        }
+    }
+
     fn on_time(&mut self) -> Option<Finish> {
+        let now = Instant::now();
         if let (Some(kill_at), Some(reason)) = (self.kill_at, &self.stopping) {
-            if Instant::now() >= kill_at {
+            if now >= kill_at {
                 let reason = reason.clone();
                 self.sandbox.kill();
                 return Some((Err(reason), false));
             }
             return None;
         }
-        if self.clock.deadline.is_some_and(|d| Instant::now() >= d) {
+        if self.clock.deadline.is_some_and(|d| now >= d) {
             let timeout = self.limits.timeout_ms;
             self.stop(self.exceeded(
                 Limit::Timeout,
@@ -343,17 +359,17 @@ impl Driver<'_> {
                 call_number,
                 result,
             } => self.on_answer(call_number, result),
-            Event::ApprovalWait { started: true } => {
-                self.approval_waits += 1;
-                if self.idle {
-                    self.clock.pause();
-                }
+            Event::ApprovalWait {
+                call_number,
+                started: true,
+            } => {
+                self.awaiting_approval.insert(call_number);
             }
-            Event::ApprovalWait { started: false } => {
-                self.approval_waits = self.approval_waits.saturating_sub(1);
-                if self.approval_waits == 0 {
-                    self.clock.resume();
-                }
+            Event::ApprovalWait {
+                call_number,
+                started: false,
+            } => {
+                self.awaiting_approval.remove(&call_number);
             }
             Event::Abort => self.stop(ExecError::Aborted),
         }
@@ -374,30 +390,18 @@ impl Driver<'_> {
         }
     }
 
-    /// Why the run ended when its process did: a stop already decided, else what the exit
-    /// code says (the memory and stack caps end the process on purpose).
+    /// Why the run ended when its process did: a stop already decided, else a broken process
+    /// (limits end the engine's instance, never the process).
     fn gone(&mut self) -> ExecError {
         let status = self.sandbox.exit_status();
         if let Some(reason) = self.stopping.clone() {
             return reason;
         }
-        match protocol::exit_reason(status.and_then(|s| s.code())) {
-            ExitReason::Memory => {
-                let value = self.limits.memory_limit_bytes;
-                self.exceeded(
-                    Limit::Memory,
-                    format!("the code allocated more than {value} bytes"),
-                )
-            }
-            ExitReason::Stack => self.exceeded(Limit::StackSize, "the code recursed too deep"),
-            ExitReason::Other => {
-                let status = status.map_or_else(|| "unknown status".to_owned(), |s| s.to_string());
-                ExecError::Engine(format!(
-                    "the sandbox process ended unexpectedly ({status}){}",
-                    self.sandbox.printed()
-                ))
-            }
-        }
+        let status = status.map_or_else(|| "unknown status".to_owned(), |s| s.to_string());
+        ExecError::Engine(format!(
+            "the sandbox process ended unexpectedly ({status}){}",
+            self.sandbox.printed()
+        ))
     }
 
     fn on_frame(&mut self, kind: u8, payload: &[u8]) -> Option<Finish> {
@@ -411,23 +415,50 @@ impl Driver<'_> {
                 }
             }
             protocol::LOG => self.on_log(payload),
-            protocol::IDLE => {
-                self.idle = true;
-                if self.approval_waits > 0 {
-                    self.clock.pause();
-                }
-            }
+            protocol::IDLE => match Fields::new(payload).u32() {
+                Ok(taken) if taken <= self.answers_sent => self.idle_after = Some(taken),
+                _ => self.stop(broken("an idle frame that does not add up")),
+            },
+            protocol::OVER => self.on_over(payload),
             other => self.stop(broken(&format!("a frame of unknown kind {other}"))),
         }
         None
     }
 
-    fn on_log(&mut self, payload: &[u8]) {
-        let Some((&level, message)) = payload.split_first() else {
-            return self.stop(broken("an empty console frame"));
+    /// The process refused a frame of the engine's for its size: the run is over its limit.
+    fn on_over(&mut self, payload: &[u8]) {
+        let mut fields = Fields::new(payload);
+        let Ok(kind) = fields.u8() else {
+            return self.stop(broken("an empty over frame"));
         };
+        let reason = match kind {
+            protocol::CALL => self.exceeded(
+                Limit::ToolInput,
+                format!(
+                    "a tool call's params are more than {} bytes of JSON",
+                    self.limits.max_tool_input_bytes
+                ),
+            ),
+            protocol::LOG => self.exceeded(Limit::ConsoleOutput, "the code logged too much"),
+            protocol::DONE => self.exceeded(
+                Limit::Result,
+                format!(
+                    "the result is more than {} bytes of JSON",
+                    self.limits.max_result_bytes
+                ),
+            ),
+            other => broken(&format!("an over frame for kind {other}")),
+        };
+        self.stop(reason);
+    }
+
+    fn on_log(&mut self, payload: &[u8]) {
+        let [level, cut, message @ ..] = payload else {
+            return self.stop(broken("a short console frame"));
+        };
+        let level = *level;
         self.log_bytes += message.len() as u64 + 1;
-        if self.log_bytes > self.limits.max_console_output_bytes {
+        if *cut != 0 || self.log_bytes > self.limits.max_console_output_bytes {
             return self.stop(self.exceeded(Limit::ConsoleOutput, "the code logged too much"));
         }
         self.logs.push(LogLine {
@@ -439,12 +470,13 @@ impl Driver<'_> {
     fn on_call(&mut self, payload: &[u8]) -> Result<(), protocol::Malformed> {
         let mut fields = Fields::new(payload);
         let call_number = fields.u32()?;
+        let over = fields.u8()? != 0;
         let tool_name = fields.text()?.to_owned();
         let input_json = fields.rest()?;
         if call_number != self.calls_made + 1 {
             return Err(protocol::Malformed("tool calls out of order"));
         }
-        if input_json.len() as u64 > self.limits.max_tool_input_bytes {
+        if over || input_json.len() as u64 > self.limits.max_tool_input_bytes {
             let error = self.exceeded(
                 Limit::ToolInput,
                 format!(
@@ -546,8 +578,7 @@ impl Driver<'_> {
                 ],
             ),
         }
-        self.idle = false;
-        self.clock.resume();
+        self.answers_sent += 1;
     }
 
     fn on_done(&mut self, payload: &[u8]) -> Finish {
@@ -592,10 +623,42 @@ impl Driver<'_> {
             RunEnd::Unsettled => Err(ExecError::Unsettled),
             RunEnd::ResultNotJson { message } => Err(ExecError::ResultNotJson(cut(message))),
             RunEnd::Stopped => Err(broken("it stopped without being asked")),
+            RunEnd::MemoryLimit => {
+                let value = self.limits.memory_limit_bytes;
+                Err(self.exceeded(
+                    Limit::Memory,
+                    format!("the code allocated more than {value} bytes"),
+                ))
+            }
+            RunEnd::StackLimit => {
+                Err(self.exceeded(Limit::StackSize, "the code recursed too deep"))
+            }
             RunEnd::Engine { message } => Err(ExecError::Engine(cut(message))),
         };
         (result, true)
     }
+}
+
+/// After a run its process drops the run's instance and prepares the next, then says `READY`;
+/// only then may it serve again (so the next run's clock never pays for this one's clean-up).
+/// False when it did not within [`READY_TIMEOUT`] or broke: it is replaced then.
+pub(crate) fn wait_ready(sandbox: &Sandbox, events: &Receiver<Event>) -> bool {
+    let until = Instant::now() + READY_TIMEOUT;
+    let ready = loop {
+        match events.recv_timeout(until.saturating_duration_since(Instant::now())) {
+            Ok(Event::Frame {
+                kind: protocol::READY,
+                payload,
+            }) => break payload[..] == protocol::PROTOCOL_VERSION.to_le_bytes(),
+            // Late answers, approvals and aborts of the run that is over, and what its engine
+            // said before it saw the stop.
+            Ok(Event::Frame { .. } | Event::Answer { .. } | Event::ApprovalWait { .. }) => {}
+            Ok(Event::Abort) => {}
+            Ok(Event::Oversize { .. } | Event::Gone) | Err(_) => break false,
+        }
+    };
+    sandbox.unroute();
+    ready
 }
 
 fn broken(what: &str) -> ExecError {

@@ -4,7 +4,8 @@ use std::time::{Duration, Instant};
 use super::*;
 
 /// A host with a few tools: `echo` answers at once, `slow` after 30 ms, `fail` with an error,
-/// `hold` never (until the run is over), `gated` after a 200 ms approval wait.
+/// `hold` never (until the run is over), `gated` after a 200 ms approval wait, `asking` after a
+/// 3 s approval wait, `busy` after 2 s of work (no approval).
 #[derive(Default)]
 struct TestHost {
     requests: Mutex<Vec<BridgeRequest>>,
@@ -32,6 +33,20 @@ impl Bridge for TestHost {
                     responder.respond(Ok("\"approved\"".to_owned()));
                 });
             }
+            "asking" => {
+                std::thread::spawn(move || {
+                    let wait = responder.approval_wait();
+                    std::thread::sleep(Duration::from_secs(3));
+                    drop(wait);
+                    responder.respond(Ok("\"approved\"".to_owned()));
+                });
+            }
+            "busy" => {
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_secs(2));
+                    responder.respond(Ok("\"worked\"".to_owned()));
+                });
+            }
             _ => self.held.lock().unwrap().push(responder),
         }
     }
@@ -57,7 +72,7 @@ fn run_with(code: &str, limits: ExecLimits) -> (ExecOutcome, Arc<TestHost>) {
     let host = Arc::new(TestHost::default());
     let job = ExecJob {
         code: code.to_owned(),
-        tool_names: ["echo", "slow", "fail", "hold", "gated"]
+        tool_names: ["echo", "slow", "fail", "hold", "gated", "asking", "busy"]
             .map(String::from)
             .to_vec(),
         tool_aliases: vec![("srv/echo".to_owned(), "echo".to_owned())],
@@ -384,4 +399,129 @@ fn syntax_errors_are_reported() {
         "uncaught Error: boom"
     );
     assert_eq!(err("throw 42").to_string(), "uncaught 42");
+}
+
+/// The clock stands still only while the run waits on a person and on nothing else: not while
+/// the engine computes after an answer the addon gave itself, and not while another call runs.
+#[test]
+fn approval_pauses_the_clock_only_when_nothing_else_goes_on() {
+    let limits = ExecLimits {
+        timeout_ms: 300,
+        ..ExecLimits::default()
+    };
+    for code in [
+        // The addon refuses these calls itself while an approval is open; the code then computes.
+        r#"const a = tools.asking(); try { await tools.echo(JSON.parse('{"__proto__":1}')) } catch {} for (;;) {}"#,
+        r#"const a = tools.asking(); try { await tools.echo(JSON.parse('['.repeat(200) + ']'.repeat(200))) } catch {} for (;;) {}"#,
+        r#"const a = tools.asking(); try { await tools.invoke('nope') } catch {} for (;;) {}"#,
+        r#"const a = tools.asking(); await tools.echo(); for (;;) {}"#,
+        // A tool executing beside the approval.
+        "await parallel(tools.asking(), tools.busy())",
+        "await parallel(tools.busy(), tools.asking())",
+        "const b = tools.busy(); await tools.asking()",
+    ] {
+        let started = Instant::now();
+        assert_eq!(limit_of(code, limits), Limit::Timeout, "{code}");
+        // The approval alone lasts 3 s; the run must end near its 300 ms.
+        assert!(
+            started.elapsed() < Duration::from_millis(1500),
+            "{code} took {:?}",
+            started.elapsed()
+        );
+    }
+    // A run that waits on the approval alone still gets its full time after it.
+    let (outcome, _) = run_with("return await tools.asking()", limits);
+    assert_eq!(outcome.result.unwrap().as_deref(), Some("\"approved\""));
+}
+
+/// A flood of frames does not hold the deadline off.
+#[test]
+fn a_log_flood_does_not_delay_the_deadline() {
+    let limits = ExecLimits {
+        timeout_ms: 200,
+        max_console_output_bytes: 1 << 40,
+        ..ExecLimits::default()
+    };
+    for code in [
+        "for (;;) console.log('x')",
+        "for (;;) console.log('x'.repeat(1000))",
+        "for (;;) { console.log(1); console.error(2) }",
+    ] {
+        let started = Instant::now();
+        assert_eq!(limit_of(code, limits), Limit::Timeout, "{code}");
+        assert!(
+            started.elapsed() < Duration::from_millis(1500),
+            "{code} took {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+/// Sizes are decided on the bytes that reach the addon: a text over its limit is the limit's
+/// error wherever a character boundary falls, never a cut text accepted as whole.
+#[test]
+fn size_limits_hold_on_every_character_boundary() {
+    let limits = ExecLimits {
+        max_result_bytes: 100,
+        max_tool_input_bytes: 100,
+        max_console_output_bytes: 100,
+        ..ExecLimits::default()
+    };
+    for filler in ["a", "é", "€", "😀"] {
+        for extra in 0..4 {
+            // The JSON of a string of n characters is n × (bytes of one) + 2 quotes.
+            let units = 101 + extra;
+            let code = format!("return 'a'.repeat({}) + '{filler}'", units - 3);
+            assert_eq!(limit_of(&code, limits), Limit::Result, "{code}");
+            let code = format!("await tools.echo('a'.repeat({}) + '{filler}')", units - 3);
+            assert_eq!(limit_of(&code, limits), Limit::ToolInput, "{code}");
+            let code = format!("console.log('a'.repeat({}) + '{filler}')", units - 1);
+            assert_eq!(limit_of(&code, limits), Limit::ConsoleOutput, "{code}");
+            let code = format!("return '{filler}'.repeat({units})");
+            assert_eq!(limit_of(&code, limits), Limit::Result, "{code}");
+        }
+    }
+    // Exactly at the limit passes, whole.
+    let json = ok("return 'é'.repeat(49)").unwrap();
+    assert_eq!(json.len(), 100);
+    // Fire-and-forget calls by the thousand are pending calls, whatever their number.
+    let (outcome, _) = run_with(
+        "for (let i = 0; i < 3000; i++) tools.echo({ i }); return 1",
+        ExecLimits::default(),
+    );
+    assert!(
+        matches!(
+            outcome.result,
+            Err(ExecError::PendingToolCalls { count: 3000, .. })
+        ),
+        "{:?}",
+        outcome.result
+    );
+}
+
+/// A run's clean-up is its process's, after its outcome: the next run on that process starts
+/// its clock on a prepared engine.
+#[test]
+fn clean_up_is_not_charged_to_the_next_run() {
+    let pool = ExecPool::new(1, helper());
+    let host = Arc::new(TestHost::default());
+    let job = |code: &str, timeout_ms| ExecJob {
+        code: code.to_owned(),
+        tool_names: Vec::new(),
+        tool_aliases: Vec::new(),
+        limits: ExecLimits {
+            timeout_ms,
+            ..ExecLimits::default()
+        },
+        bridge: host.clone(),
+    };
+    for _ in 0..3 {
+        let big = pool.run_blocking(job(
+            "const keep = []; for (let i = 0; i < 500; i++) keep.push({ i, s: 'x'.repeat(100000 + i) }); return keep.length",
+            30_000,
+        ));
+        assert_eq!(big.result.unwrap().as_deref(), Some("500"));
+        let next = pool.run_blocking(job("return 'B'", 50));
+        assert_eq!(next.result.unwrap().as_deref(), Some("\"B\""));
+    }
 }

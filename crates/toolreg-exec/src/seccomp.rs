@@ -1,10 +1,10 @@
-//! A second wall behind the engine (Linux, x86-64 and arm64). QuickJS offers the code no file,
-//! network or process API, but a memory-safety bug in the engine would run with the rights of
-//! this process. So before it serves a run, the process drops the system calls it never needs:
-//! from then on it can only read its stdin, write its stdout and stderr, manage memory and
-//! threads, read clocks and random bytes, and exit. Opening a file, a socket or a program
-//! fails with `EPERM`, whatever code asks; the filter cannot be lifted, and children would
-//! inherit it.
+//! The third wall (Linux, x86-64 and arm64). The engine runs in WebAssembly and reaches nothing
+//! but its memory and four host functions; a bug in wasmtime itself would run with the rights
+//! of this process. So before any guest code runs, the process drops the system calls it never
+//! needs: from then on it can only read its stdin, write its stdout and stderr, manage memory
+//! and threads, handle the engine's traps, read clocks and random bytes, and exit. Opening a
+//! file, a socket or a program fails with `EPERM`, whatever code asks; the filter cannot be
+//! lifted, and children would inherit it.
 
 #[cfg(all(
     target_os = "linux",

@@ -9,6 +9,7 @@
   const isArray = Array.isArray
   const all = Promise.all.bind(Promise)
   const allSettled = Promise.allSettled.bind(Promise)
+  const reject = Promise.reject.bind(Promise)
   // Bound now, before the code can replace String.prototype.slice or Function.prototype.call.
   const slice = Function.prototype.call.bind(String.prototype.slice)
   const wellFormed = Function.prototype.call.bind(String.prototype.toWellFormed)
@@ -44,7 +45,10 @@
   const aliases = Object.create(null)
   for (let i = 0; i + 1 < aliasPairs.length; i += 2) aliases[aliasPairs[i]] = aliasPairs[i + 1]
   const known = [...names, ...Object.keys(aliases)]
-  const unknownTool = (name) => {
+  const isName = Object.create(null)
+  for (const name of names) isName[name] = true
+  const quote = JSON.stringify
+  const unknownTool = (name, shown = `tools.${name}`) => {
     const close = known
       .map((n) => [distance(name, n), n])
       .filter(([d, n]) => d <= Math.max(2, Math.floor(n.length / 3)))
@@ -52,7 +56,7 @@
       .slice(0, 3)
       .map(([, n]) => n)
     const hint = close.length > 0 ? `Did you mean ${close.join(', ')}?` : `Tools here: ${names.slice(0, 20).join(', ')}${names.length > 20 ? ', …' : ''}.`
-    const error = new TypeError(`tools.${name} is not a tool available to this code. ${hint}`)
+    const error = new TypeError(`${shown} is not a tool available to this code. ${hint}`)
     error.code = 'TOOLREG_UNKNOWN_TOOL'
     return error
   }
@@ -66,7 +70,10 @@
     define(table, 'invoke', {
       value: (name, params) => {
         const text = String(name)
-        return call(aliases[text] ?? text, params)
+        const target = aliases[text] ?? text
+        // Rejected like a call, so `await tools.invoke(...)` and `.catch` both see it.
+        if (isName[target] !== true) return reject(unknownTool(text, `tools.invoke(${quote(text)})`))
+        return call(target, params)
       },
     })
   }

@@ -1,13 +1,12 @@
-//! Runs on the engine thread: one run at a time, each in a fresh QuickJS runtime and context
-//! driven until the code's promise settles. Nothing outlives a run, so nothing leaks into the
-//! next one. Tool calls, console lines and the outcome leave as frames; the addon decides on
-//! every limit that guards the host, so this side only reports what the code did.
+//! One run in a fresh QuickJS runtime and context, driven until the code's promise settles.
+//! The instance is dropped after the run, so nothing leaks into the next one. Tool calls,
+//! console lines and the outcome leave as frames; the addon decides on every limit that guards
+//! the host, so this side only reports what the code did. Stops never reach this code: the
+//! host traps the instance wherever it is.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashSet};
 use std::rc::Rc;
-use std::sync::atomic::Ordering;
-use std::sync::mpsc::Receiver;
 
 use rquickjs::context::EvalOptions;
 use rquickjs::context::intrinsic::{
@@ -18,8 +17,11 @@ use rquickjs::function::{Opt, Rest};
 use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Exception, Function, Persistent, Promise, Runtime, Value, qjs};
 
-use crate::protocol::{self, CALL, DONE, IDLE, LOG, RunEnd, RunRequest};
-use crate::{Inbound, Outbox, STOP_REQUESTED, alloc};
+use crate::protocol::{self, CALL, Fields, LOG, RunEnd, RunRequest};
+use crate::{send, wait_answer};
+
+/// Pending calls named in a `PendingCalls` end; the count covers the rest.
+const PENDING_NAMES_SHOWN: usize = 10;
 
 /// What the engine offers besides the base objects: no `Performance`, `WeakRef` or
 /// `DOMException`; `Eval` only so the host can compile the code (the prelude removes `eval`).
@@ -38,19 +40,18 @@ type Intrinsics = (
 const PRELUDE: &str = include_str!("prelude.js");
 
 /// A QuickJS runtime with its one context; each run gets one no code has touched.
-struct Engine {
+pub struct Engine {
     // Field order is drop order: the context before its runtime.
     context: Context,
     _runtime: Runtime,
 }
 
 impl Engine {
-    fn new() -> rquickjs::Result<Self> {
+    pub fn new() -> rquickjs::Result<Self> {
         let runtime = Runtime::new()?;
-        // No stack check of the engine's own: it throws what the code can catch. The thread's
-        // guard region is the limit (see guard.rs).
+        // No stack check of the engine's own: it throws what the code can catch. Overflowing
+        // the linear memory's stack region traps instead (the host sets its size per run).
         runtime.set_max_stack_size(0);
-        runtime.set_interrupt_handler(Some(Box::new(|| STOP_REQUESTED.load(Ordering::Relaxed))));
         let context = Context::custom::<Intrinsics>(&runtime)?;
         Ok(Engine {
             context,
@@ -59,45 +60,12 @@ impl Engine {
     }
 }
 
-/// Serves runs until the main thread hangs up. The next run's engine is built while idle.
-pub fn serve(inbox: &Receiver<Inbound>, outbox: &Outbox, _max_stack: u64) {
-    let mut spare = Engine::new().ok();
-    while let Ok(inbound) = inbox.recv() {
-        // Answers and stops that arrive between runs belong to a run that is over.
-        let Inbound::Run(request) = inbound else {
-            continue;
-        };
-        let (end, used) = match spare.take().map_or_else(Engine::new, Ok) {
-            Ok(engine) => {
-                alloc::arm(request.memory_limit_bytes);
-                (run(&engine, request, inbox, outbox), Some(engine))
-            }
-            Err(e) => (
-                RunEnd::Engine {
-                    message: e.to_string(),
-                },
-                None,
-            ),
-        };
-        send(outbox, DONE, &[&protocol::encode_done(&end)]);
-        alloc::disarm();
-        drop(used);
-        spare = Engine::new().ok();
-    }
-}
-
-fn send(outbox: &Outbox, kind: u8, parts: &[&[u8]]) {
-    let mut out = outbox.lock().unwrap_or_else(|p| p.into_inner());
-    if protocol::write_frame(&mut *out, kind, parts).is_err() {
-        // The addon is gone; nobody is left to serve.
-        crate::guard::exit_now(0, b"");
-    }
-}
-
 struct OutgoingCall {
     call: u32,
     tool_name: String,
-    input_json: String,
+    /// The params as JSON, whole; `None` when they have more UTF-16 units than the limit has
+    /// bytes, so are surely over it (they are not copied out then).
+    input_json: Option<String>,
 }
 
 struct PendingCall {
@@ -110,7 +78,6 @@ struct PendingCall {
 struct RunState {
     request: RunRequest,
     allowed: HashSet<String>,
-    outbox: Outbox,
     calls_made: u32,
     pending: BTreeMap<u32, PendingCall>,
     /// Calls made in the current turn, sent only when the code goes on to wait (see `drive`).
@@ -124,11 +91,10 @@ struct RunState {
 
 type SharedState = Rc<RefCell<RunState>>;
 
-fn run(engine: &Engine, request: RunRequest, inbox: &Receiver<Inbound>, outbox: &Outbox) -> RunEnd {
+pub fn run(engine: &Engine, request: RunRequest) -> RunEnd {
     let state: SharedState = Rc::new(RefCell::new(RunState {
         allowed: request.tool_names.iter().cloned().collect(),
         request,
-        outbox: outbox.clone(),
         calls_made: 0,
         pending: BTreeMap::new(),
         outgoing: Vec::new(),
@@ -136,7 +102,7 @@ fn run(engine: &Engine, request: RunRequest, inbox: &Receiver<Inbound>, outbox: 
         clip: None,
     }));
     engine.context.with(|ctx| {
-        let end = drive(&ctx, &state, inbox);
+        let end = drive(&ctx, &state);
         // Persistent handles must be released before the runtime is freed.
         let mut state = state.borrow_mut();
         state.pending.clear();
@@ -145,7 +111,7 @@ fn run(engine: &Engine, request: RunRequest, inbox: &Receiver<Inbound>, outbox: 
     })
 }
 
-fn drive<'js>(ctx: &Ctx<'js>, state: &SharedState, inbox: &Receiver<Inbound>) -> RunEnd {
+fn drive<'js>(ctx: &Ctx<'js>, state: &SharedState) -> RunEnd {
     if let Err(e) = install_globals(ctx, state) {
         return failure(ctx, state, e, false);
     }
@@ -163,14 +129,7 @@ fn drive<'js>(ctx: &Ctx<'js>, state: &SharedState, inbox: &Receiver<Inbound>) ->
         return finish(ctx, state, value);
     };
     loop {
-        while ctx.execute_pending_job() {
-            if stop_requested() {
-                break;
-            }
-        }
-        if stop_requested() {
-            return RunEnd::Stopped;
-        }
+        while ctx.execute_pending_job() {}
         match promise.state() {
             PromiseState::Resolved => {
                 return match promise.result::<Value>() {
@@ -195,39 +154,48 @@ fn drive<'js>(ctx: &Ctx<'js>, state: &SharedState, inbox: &Receiver<Inbound>) ->
         // The turn is over and the code waits: only now do its calls leave. A call made in the
         // turn that returned never reaches the host (it is reported as pending instead), so no
         // call can slip out in the moment between being made and the run ending.
-        let outbox = state.borrow().outbox.clone();
         for call in std::mem::take(&mut state.borrow_mut().outgoing) {
+            let (flag, json) = match &call.input_json {
+                Some(json) => (0u8, json.as_bytes()),
+                None => (1u8, &b""[..]),
+            };
             send(
-                &outbox,
                 CALL,
                 &[
                     &call.call.to_le_bytes(),
+                    &[flag],
                     &protocol::len_prefix(&call.tool_name),
                     call.tool_name.as_bytes(),
-                    call.input_json.as_bytes(),
+                    json,
                 ],
             );
         }
-        // The addon's clock for this run stands still only while the code waits here.
-        send(&outbox, IDLE, &[]);
-        match inbox.recv() {
-            Ok(Inbound::Answer { call, result }) => {
-                if let Err(e) = settle(ctx, state, call, result) {
-                    return failure(ctx, state, e, false);
-                }
-            }
-            Ok(Inbound::Stop) | Err(_) => return RunEnd::Stopped,
-            Ok(Inbound::Run(_)) => {
-                return RunEnd::Engine {
-                    message: "a new run arrived before this one ended".to_owned(),
-                };
-            }
+        // Only here does the code wait: the process reports it idle while `wait` blocks.
+        let answer = wait_answer();
+        let Ok((call, result)) = decode_answer(&answer) else {
+            return RunEnd::Engine {
+                message: "the host sent an answer that cannot be read".to_owned(),
+            };
+        };
+        if let Err(e) = settle(ctx, state, call, result) {
+            return failure(ctx, state, e, false);
         }
     }
 }
 
-fn stop_requested() -> bool {
-    STOP_REQUESTED.load(Ordering::SeqCst)
+type Answer = (u32, Result<String, (String, String)>);
+
+/// `ANSWER`: `[call u32][1][output JSON]` or `[call u32][0][code text][message]`.
+fn decode_answer(payload: &[u8]) -> Result<Answer, protocol::Malformed> {
+    let mut fields = Fields::new(payload);
+    let call = fields.u32()?;
+    let result = if fields.u8()? == 1 {
+        Ok(fields.rest()?.to_owned())
+    } else {
+        let code = fields.text()?.to_owned();
+        Err((code, fields.rest()?.to_owned()))
+    };
+    Ok((call, result))
 }
 
 /// Delivers a tool's answer to the promise the code holds.
@@ -279,13 +247,15 @@ fn finish<'js>(ctx: &Ctx<'js>, state: &SharedState, value: Value<'js>) -> RunEnd
         match json {
             Ok(Some(json)) => {
                 let max = state.borrow().request.max_result_bytes;
-                match clipped(ctx, state, json.into_value(), max.saturating_add(1)) {
-                    Ok(text) if text.len() as u64 > max => {
+                // Whole or not at all: the addon checks the size on the bytes it gets, and a
+                // cut JSON text never leaves as a result.
+                match whole_within(ctx, state, json.into_value(), max) {
+                    Ok(Some(text)) => Some(text),
+                    Ok(None) => {
                         return RunEnd::ResultTooLarge {
-                            bytes: text.len() as u64,
+                            bytes: max.saturating_add(1),
                         };
                     }
-                    Ok(text) => Some(text),
                     Err(e) => return failure(ctx, state, e, false),
                 }
             }
@@ -304,30 +274,35 @@ fn finish<'js>(ctx: &Ctx<'js>, state: &SharedState, value: Value<'js>) -> RunEnd
             }
         }
     };
-    if stop_requested() {
-        return RunEnd::Stopped;
-    }
     let state = state.borrow();
     if !state.pending.is_empty() {
-        let names: Vec<&str> = state
+        // However many calls were left, the end stays small: a few names and the count.
+        let count = state.pending.len();
+        let mut names: Vec<&str> = state
             .pending
             .values()
+            .take(PENDING_NAMES_SHOWN)
             .map(|c| c.tool_name.as_str())
             .collect();
-        return RunEnd::PendingCalls {
-            count: names.len(),
-            names: names.join(", "),
-        };
+        let more = count.saturating_sub(names.len());
+        let more = format!("and {more} more");
+        if count > PENDING_NAMES_SHOWN {
+            names.push(&more);
+        }
+        let mut names = names.join(", ");
+        let max = state.request.max_error_bytes;
+        if names.len() as u64 > max {
+            truncate_on_char(&mut names, max);
+            names.push_str(" …(cut)");
+        }
+        return RunEnd::PendingCalls { count, names };
     }
     RunEnd::Returned { json }
 }
 
-/// Turns an engine error into the run's end: a stop first, else what the code threw.
+/// Turns an engine error into the run's end: what the code threw.
 fn failure(ctx: &Ctx<'_>, state: &SharedState, error: rquickjs::Error, compiling: bool) -> RunEnd {
     let exception = error.is_exception().then(|| ctx.catch());
-    if stop_requested() {
-        return RunEnd::Stopped;
-    }
     let Some(exception) = exception else {
         return RunEnd::Engine {
             message: error.to_string(),
@@ -396,16 +371,41 @@ fn describe<'js>(
     (String::new(), message, None)
 }
 
-/// `value` as text of at most `max` bytes: cut inside the engine first (so a huge string is
-/// never copied out whole), with lone surrogates replaced by U+FFFD (see the prelude's `clip`).
+/// `value` as text of at most `max` bytes, for messages (cut texts are marked by the caller).
 fn clipped<'js>(
     ctx: &Ctx<'js>,
     state: &SharedState,
     value: Value<'js>,
     max: u64,
 ) -> rquickjs::Result<String> {
+    let mut out = clip_units(ctx, state, value, max)?;
+    truncate_on_char(&mut out, max);
+    Ok(out)
+}
+
+/// `value` as text, whole, when it has at most `max` UTF-16 units; `None` when it has more
+/// (it is then surely more than `max` bytes, and is not copied out).
+fn whole_within<'js>(
+    ctx: &Ctx<'js>,
+    state: &SharedState,
+    value: Value<'js>,
+    max: u64,
+) -> rquickjs::Result<Option<String>> {
+    let text = clip_units(ctx, state, value, max.saturating_add(1))?;
+    Ok((text.encode_utf16().count() as u64 <= max).then_some(text))
+}
+
+/// `value` as text of at most `units` UTF-16 units: cut inside the engine first (so a huge
+/// string is never copied out whole), with lone surrogates replaced by U+FFFD (the prelude's
+/// `clip`), so each unit of the cut text stays one unit here.
+fn clip_units<'js>(
+    ctx: &Ctx<'js>,
+    state: &SharedState,
+    value: Value<'js>,
+    units: u64,
+) -> rquickjs::Result<String> {
     let clip = state.borrow().clip.clone();
-    let units = u32::try_from(max).unwrap_or(u32::MAX);
+    let units = u32::try_from(units).unwrap_or(u32::MAX);
     let text: Value = match clip {
         Some(clip) => clip.restore(ctx)?.call((value, units))?,
         None => value,
@@ -413,9 +413,7 @@ fn clipped<'js>(
     let Some(text) = text.as_string() else {
         return Ok(String::new());
     };
-    let mut out = lossy(ctx, text);
-    truncate_on_char(&mut out, max);
-    Ok(out)
+    Ok(lossy(ctx, text))
 }
 
 /// Cuts `text` to at most `max` bytes, keeping characters whole.
@@ -497,13 +495,13 @@ fn call_tool<'js>(
     }
     // Serialising can run the code's toJSON: do it before borrowing the state.
     let input_json = match params {
-        None => "{}".to_owned(),
-        Some(value) if value.is_undefined() => "{}".to_owned(),
+        None => Some("{}".to_owned()),
+        Some(value) if value.is_undefined() => Some("{}".to_owned()),
         Some(value) => match ctx.json_stringify(value)? {
             Some(json) => {
                 let max = state.borrow().request.max_tool_input_bytes;
-                // One byte over is enough for the addon to name the limit.
-                clipped(ctx, state, json.into_value(), max.saturating_add(1))?
+                // Whole, or marked as over: the addon checks the size on the bytes it gets.
+                whole_within(ctx, state, json.into_value(), max)?
             }
             None => {
                 return Err(Exception::throw_type(
@@ -543,22 +541,29 @@ fn call_tool<'js>(
     Ok(promise)
 }
 
-/// `console.<level>(...args)`: strings as they are, other values as JSON.
+/// `console.<level>(...args)`: strings as they are, other values as JSON. A line that would
+/// take more than the run's whole allowance is cut and marked so: the addon then names the
+/// limit whatever the bytes it got.
 fn write_log<'js>(
     ctx: &Ctx<'js>,
     state: &SharedState,
     level: &str,
     args: Vec<Value<'js>>,
 ) -> rquickjs::Result<()> {
-    // One byte over the whole allowance is enough for the addon to name the limit.
-    let max = state.borrow().request.max_log_bytes.saturating_add(1);
+    let max = state.borrow().request.max_log_bytes;
     let mut message = String::new();
+    let mut cut = false;
     for (i, value) in args.into_iter().enumerate() {
         if i > 0 {
             message.push(' ');
         }
-        message.push_str(&format_value(ctx, state, value, max)?);
-        if message.len() as u64 >= max {
+        match format_value(ctx, state, value, max)? {
+            Some(part) => message.push_str(&part),
+            None => cut = true,
+        }
+        if cut || message.len() as u64 > max {
+            cut = true;
+            truncate_on_char(&mut message, max);
             break;
         }
     }
@@ -569,35 +574,34 @@ fn write_log<'js>(
         "debug" => 4,
         _ => 0,
     };
-    let outbox = state.borrow().outbox.clone();
-    send(&outbox, LOG, &[&[level], message.as_bytes()]);
+    send(LOG, &[&[level, u8::from(cut)], message.as_bytes()]);
     Ok(())
 }
 
+/// One `console` argument as text; `None` when it is longer than `max`.
 fn format_value<'js>(
     ctx: &Ctx<'js>,
     state: &SharedState,
     value: Value<'js>,
     max: u64,
-) -> rquickjs::Result<String> {
+) -> rquickjs::Result<Option<String>> {
     if value.is_string() {
-        return clipped(ctx, state, value, max);
+        return whole_within(ctx, state, value, max);
     }
     if value.is_undefined() {
-        return Ok("undefined".to_owned());
+        return Ok(Some("undefined".to_owned()));
     }
     if value.is_error() {
         let (name, message, _) = describe(ctx, state, value);
-        return Ok(format!("{name}: {message}"));
+        return Ok(Some(format!("{name}: {message}")));
     }
     match ctx.json_stringify(value) {
-        Ok(Some(json)) => clipped(ctx, state, json.into_value(), max),
-        Ok(None) => Ok("[not JSON]".to_owned()),
-        // A stop must propagate; a cycle or a BigInt just prints.
-        Err(e) if stop_requested() => Err(e),
+        Ok(Some(json)) => whole_within(ctx, state, json.into_value(), max),
+        Ok(None) => Ok(Some("[not JSON]".to_owned())),
+        // A cycle or a BigInt just prints.
         Err(_) => {
             ctx.catch();
-            Ok("[not JSON]".to_owned())
+            Ok(Some("[not JSON]".to_owned()))
         }
     }
 }

@@ -1,16 +1,17 @@
 #!/usr/bin/env node
-// Puts the `toolreg-exec` sandbox executable next to the addon, as `toolreg-exec.<platform>` in
-// the package folder, where js/native.js looks first. `napi build` compiles it (cargo builds
-// every binary target of the crate) but copies only the addon.
+// Builds the `toolreg-exec` sandbox executable (crates/toolreg-exec, with tool_exec's engine
+// compiled to WebAssembly inside it) and puts it next to the addon, as
+// `toolreg-exec.<platform>` in the package folder, where js/native.js looks first. Installs the
+// engine's toolchain first when it is missing (scripts/exec-toolchain.mjs).
 //
-//   node scripts/copy-exec-helper.mjs [--release | --debug] [--target <triple>]
+//   node scripts/build-exec-helper.mjs [--release | --debug] [--target <triple>] [--no-build]
 //
-// Without a profile flag it takes the newer of the two builds, so `npm test` after either
-// `npm run build` or `npm run build:debug` uses what was built last.
+// `--no-build` only copies; without a profile flag it then takes the newer of the two builds.
 import { chmodSync, copyFileSync, existsSync, statSync } from 'node:fs'
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
+import { ensureExecToolchain } from './exec-toolchain.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const args = process.argv.slice(2)
@@ -29,15 +30,21 @@ const SUFFIXES = {
 }
 const suffix = SUFFIXES[triple]
 if (!suffix) {
-  console.error(`copy-exec-helper: no platform name for target ${triple}`)
+  console.error(`build-exec-helper: no platform name for target ${triple}`)
   process.exit(1)
 }
 const exe = triple.includes('windows') ? '.exe' : ''
+if (!args.includes('--no-build')) {
+  ensureExecToolchain()
+  const profile = args.includes('--release') ? ['--release'] : []
+  const build = spawnSync('cargo', ['build', '-p', 'toolreg-exec', '--target', triple, ...profile], { cwd: root, stdio: 'inherit' })
+  if (build.status !== 0) process.exit(build.status ?? 1)
+}
 const built = (profile) => join(root, 'target', triple, profile, `toolreg-exec${exe}`)
-const profiles = args.includes('--release') ? ['release'] : args.includes('--debug') ? ['debug'] : ['debug', 'release']
+const profiles = args.includes('--release') ? ['release'] : args.includes('--debug') || !args.includes('--no-build') ? ['debug'] : ['debug', 'release']
 const candidates = profiles.map(built).filter(existsSync)
 if (candidates.length === 0) {
-  console.error(`copy-exec-helper: no build of toolreg-exec at ${profiles.map(built).join(' or ')}; run npm run build:debug`)
+  console.error(`build-exec-helper: no build of toolreg-exec at ${profiles.map(built).join(' or ')}; run node scripts/build-exec-helper.mjs`)
   process.exit(1)
 }
 const newest = candidates.reduce((a, b) => (statSync(a).mtimeMs >= statSync(b).mtimeMs ? a : b))
