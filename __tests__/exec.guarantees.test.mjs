@@ -181,6 +181,31 @@ describe('limits the code tries to catch end the run', () => {
     expect(output).toEqual({ isError: true, errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxStackSizeBytes exceeded (2097152): the code recursed too deep' })
   })
 
+  it('bounds what a sandbox holds, not only what it asked for: fragmenting runs stay near the cap', async () => {
+    // The cap is the engine's memory size, so the process's resident peak stays under it plus
+    // the fixed base (wasmtime, the compiled engine, the untouched stack region), whatever the
+    // pattern of allocations. (The counting allocator of the native engine let such a script
+    // reach 131 MiB resident under a 64 MiB cap.)
+    const before = new Set(sandboxProcesses())
+    const tool = execTool({ poolSize: 1, limits: { memoryLimitBytes: 32 * MiB } })
+    const fragmenting = [
+      // Many small blocks freed in a checkerboard, then larger ones that fit no hole.
+      'let keep = []; for (let round = 0; ; round++) { const a = []; for (let i = 0; i < 2e4; i++) a.push(new Uint8Array(64 + (i % 7) * 16)); keep.push(a.filter((_, i) => i % 2)); keep.push(new Uint8Array(1e5 + round * 4096)) }',
+      'const keep = []; for (let i = 0; ; i++) { keep.push("x".repeat(1000 + (i % 100) * 37)); if (i % 3 === 0) keep[i >> 1] = null }',
+      'const m = new Map(); for (let i = 0; ; i++) { m.set(i, { i, s: String(i).repeat(i % 50) }); if (i % 2) m.delete(i - 1) }',
+    ]
+    for (const code of fragmenting) {
+      const output = await tool.execute({ code }, options())
+      expect(limitOf(output)).toBe('memoryLimitBytes')
+    }
+    const ours = sandboxProcesses().filter((pid) => !before.has(pid))
+    expect(ours.length).toBeGreaterThan(0)
+    for (const pid of ours) {
+      const peakKiB = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1])
+      expect(peakKiB * 1024).toBeLessThan(32 * MiB + 32 * MiB)
+    }
+  })
+
   it('reports what only looks like a limit as what it is', async () => {
     const cases = [
       ['throw null', 'uncaught null'],
