@@ -1,6 +1,7 @@
 // tool_exec soak: mixed ordinary and hostile runs (tool calls, console output, thrown errors,
-// memory and stack bombs, loops that stop when asked, built-ins that must be killed, calls left
-// pending), two at a time. Checks that every run resolved within its limit plus the grace, that
+// memory and stack bombs, fragmenting allocations, loops and built-ins that must be pre-empted,
+// calls left pending by the thousand, texts just past their limits, console floods), two at a
+// time. Checks that every run resolved within its limit plus the grace, that
 // the host's RSS stays flat and that no sandbox process is left over.
 // Run: node --expose-gc bench/exec.soak.mjs [runs]   (npm test runs a short one)
 import { createRequire } from 'node:module'
@@ -39,14 +40,21 @@ export const SCRIPTS = [
   ['memory bomb, caught', "try { const keep = []; for (let i = 0; ; i++) keep.push('x'.repeat(3000000 + i)) } catch { return 'caught' }", 'memoryLimitBytes'],
   ['stack bomb, caught', "const f = () => f(); try { f() } catch { return 'caught' }", 'maxStackSizeBytes'],
   ['loop', 'for (;;) {}', 'timeoutMs'],
-  ['long needle (killed)', "const h = 'a'.repeat(1e6); return h.indexOf('a'.repeat(5e5) + 'b')", 'timeoutMs'],
-  ['huge array-like (killed)', 'return Array.prototype.indexOf.call({ length: 2 ** 53 - 1 }, 1)', 'timeoutMs'],
+  ['long needle (pre-empted)', "const h = 'a'.repeat(1e6); return h.indexOf('a'.repeat(5e5) + 'b')", 'timeoutMs'],
+  ['huge array-like (pre-empted)', 'return Array.prototype.indexOf.call({ length: 2 ** 53 - 1 }, 1)', 'timeoutMs'],
   ['call left pending', 'tools.echo({}); return 1', 'TOOLREG_EXEC_PENDING_CALLS'],
   ['prototype key', "try { await tools.echo(JSON.parse('{\"__proto__\":{}}')) } catch (e) { return e.code }", 'TOOLREG_EXEC_FORBIDDEN_KEY'],
   ['20k objects', 'const a = []; for (let i = 0; i < 20000; i++) a.push({ i, s: String(i) }); return a.length', 20000],
+  // Allocations freed in a checkerboard: the cap holds on what the engine holds.
+  ['fragmenting memory', 'const keep = []; for (let i = 0; ; i++) { keep.push(new Uint8Array(64 + (i % 9) * 40)); if (i % 2) keep[i - 1] = null }', 'memoryLimitBytes'],
+  // Texts one character past their 64 KiB limits (in UTF-16 units they are within them).
+  ['result one € past the limit', "return 'a'.repeat(65530) + '€€'", 'maxResultBytes'],
+  ['params one 😀 past the limit', "await tools.echo({ s: 'a'.repeat(65525) + '😀' })", 'maxToolInputBytes'],
+  ['3000 calls left pending', 'for (let i = 0; i < 3000; i++) tools.echo({ i }); return 1', 'TOOLREG_EXEC_PENDING_CALLS'],
+  ['console flood', "for (;;) console.log('x'.repeat(100))", 'maxConsoleOutputBytes'],
 ]
 
-const exec = createToolExecTool(registry, { allowedNames: ['echo'], poolSize: 2, limits: { timeoutMs: TIMEOUT_MS, memoryLimitBytes: 8 << 20 } })
+const exec = createToolExecTool(registry, { allowedNames: ['echo'], poolSize: 2, limits: { timeoutMs: TIMEOUT_MS, memoryLimitBytes: 8 << 20, maxResultBytes: 64 << 10, maxToolInputBytes: 64 << 10 } })
 
 function outcomeOf(output) {
   if (output.errorCode === 'TOOLREG_EXEC_LIMIT') return output.error.split(' ')[0]

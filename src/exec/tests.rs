@@ -205,6 +205,18 @@ fn nothing_of_the_host_is_reachable() {
     ));
 }
 
+/// Runs `code` and checks it ends on `limit`, well before `within` (the bounds are loose: a
+/// loaded machine; the measured latencies are in bench/).
+fn assert_ends_on(code: &str, limits: ExecLimits, limit: Limit, within: Duration) {
+    let started = Instant::now();
+    assert_eq!(limit_of(code, limits), limit, "{code}");
+    assert!(
+        started.elapsed() < within,
+        "{code} took {:?}",
+        started.elapsed()
+    );
+}
+
 #[test]
 fn time_limit_is_uncatchable_and_named() {
     let limits = ExecLimits {
@@ -218,13 +230,7 @@ fn time_limit_is_uncatchable_and_named() {
         "return { toJSON() { for (;;) {} } }",
         "await tools.hold()",
     ] {
-        let started = Instant::now();
-        assert_eq!(limit_of(code, limits), Limit::Timeout, "{code}");
-        assert!(
-            started.elapsed() < Duration::from_secs(2),
-            "{code} took {:?}",
-            started.elapsed()
-        );
+        assert_ends_on(code, limits, Limit::Timeout, Duration::from_secs(2));
     }
     let (outcome, _) = run_with("while (true) {}", limits);
     assert_eq!(
@@ -420,14 +426,8 @@ fn approval_pauses_the_clock_only_when_nothing_else_goes_on() {
         "await parallel(tools.busy(), tools.asking())",
         "const b = tools.busy(); await tools.asking()",
     ] {
-        let started = Instant::now();
-        assert_eq!(limit_of(code, limits), Limit::Timeout, "{code}");
         // The approval alone lasts 3 s; the run must end near its 300 ms.
-        assert!(
-            started.elapsed() < Duration::from_millis(1500),
-            "{code} took {:?}",
-            started.elapsed()
-        );
+        assert_ends_on(code, limits, Limit::Timeout, Duration::from_millis(1500));
     }
     // A run that waits on the approval alone still gets its full time after it.
     let (outcome, _) = run_with("return await tools.asking()", limits);
@@ -447,13 +447,7 @@ fn a_log_flood_does_not_delay_the_deadline() {
         "for (;;) console.log('x'.repeat(1000))",
         "for (;;) { console.log(1); console.error(2) }",
     ] {
-        let started = Instant::now();
-        assert_eq!(limit_of(code, limits), Limit::Timeout, "{code}");
-        assert!(
-            started.elapsed() < Duration::from_millis(1500),
-            "{code} took {:?}",
-            started.elapsed()
-        );
+        assert_ends_on(code, limits, Limit::Timeout, Duration::from_millis(1500));
     }
 }
 
@@ -524,4 +518,55 @@ fn clean_up_is_not_charged_to_the_next_run() {
         let next = pool.run_blocking(job("return 'B'", 50));
         assert_eq!(next.result.unwrap().as_deref(), Some("\"B\""));
     }
+}
+
+/// A descriptor the host left open without close-on-exec does not reach the sandbox: the
+/// process closes everything but its three pipes before it runs anything.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_sandbox_holds_no_descriptor_but_its_pipes() {
+    // SAFETY: opens and later closes a descriptor of this test process.
+    let leaked = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY) };
+    assert!(leaked > 2);
+    let pool = ExecPool::new(1, helper());
+    let host = Arc::new(TestHost::default());
+    let outcome = pool.run_blocking(ExecJob {
+        code: "return 1".to_owned(),
+        tool_names: Vec::new(),
+        tool_aliases: Vec::new(),
+        limits: ExecLimits::default(),
+        bridge: host,
+    });
+    assert_eq!(outcome.result.unwrap().as_deref(), Some("1"));
+    let me = std::process::id().to_string();
+    let mut checked = 0;
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let pid = entry.file_name().to_string_lossy().into_owned();
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+        let mut fields = after_name.split(' ');
+        let (state, parent) = (fields.next(), fields.next());
+        // Other tests' pools end their processes as they go: an exiting one has closed all.
+        if !stat.contains("(toolreg-exec") || parent != Some(&me) || state != Some("S") {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            continue;
+        };
+        let mut fds: Vec<u32> = fds
+            .flatten()
+            .filter_map(|fd| fd.file_name().to_str()?.parse().ok())
+            .collect();
+        fds.sort_unstable();
+        if fds.is_empty() {
+            continue;
+        }
+        assert_eq!(fds, [0, 1, 2], "sandbox {pid}");
+        checked += 1;
+    }
+    assert!(checked > 0);
+    // SAFETY: the descriptor opened above.
+    unsafe { libc::close(leaked) };
 }
