@@ -65,20 +65,40 @@ fn build_guest(guest: &Path, target_dir: &Path) -> PathBuf {
         .args(["build", "--release", "--locked", "--target", GUEST_TARGET])
         .arg("--target-dir")
         .arg(target_dir)
-        .env_clear()
         .env("CC_wasm32_unknown_unknown", cc)
         .env("AR_wasm32_unknown_unknown", ar);
-    for (key, value) in env::vars_os() {
-        let keep = key.to_str().is_some_and(|k| {
-            matches!(
-                k,
-                "PATH" | "HOME" | "CARGO_HOME" | "RUSTUP_HOME" | "RUSTUP_TOOLCHAIN" | "TMPDIR"
-            ) || k.starts_with("CARGO_REGISTRIES_")
-                || k.starts_with("CARGO_NET_")
-                || k.starts_with("CARGO_HTTP_")
-        });
-        if keep {
-            command.env(key, value);
+    // The outer build's settings (its target, profile, flags, wrappers) are not the guest's;
+    // the rest of the environment (PATH, the system's variables on Windows) stays.
+    for (key, _) in env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        let cargo_own = key.starts_with("CARGO_")
+            && !(key == "CARGO_HOME"
+                || key.starts_with("CARGO_REGISTRIES_")
+                || key.starts_with("CARGO_NET_")
+                || key.starts_with("CARGO_HTTP_"));
+        let build_setting = matches!(
+            key,
+            "RUSTFLAGS"
+                | "RUSTDOCFLAGS"
+                | "RUSTC"
+                | "RUSTDOC"
+                | "RUSTC_WRAPPER"
+                | "RUSTC_WORKSPACE_WRAPPER"
+                | "RUSTC_LINKER"
+                | "TARGET"
+                | "HOST"
+                | "OUT_DIR"
+                | "PROFILE"
+                | "OPT_LEVEL"
+                | "DEBUG"
+                | "NUM_JOBS"
+                | "CC"
+                | "AR"
+                | "CFLAGS"
+                | "CXXFLAGS"
+        );
+        if cargo_own || build_setting || key.starts_with("DEP_") {
+            command.env_remove(key);
         }
     }
     let status = command
