@@ -6,7 +6,8 @@
 //   - 1,000 tools register, and search ranks the one relevant tool first;
 //   - countTokens gives the x64 build's counts (recorded below) for both encodings, sync and batch;
 //   - shouldDefer prices the 1,000 tools to the x64 build's exact total and defers them;
-//   - a tool_exec run (the platform's `toolreg-exec` sandbox process) calls a JS tool;
+//   - a tool_exec run (the platform's `toolreg-exec` sandbox process) calls a JS tool, its limits
+//     end a loop and memory and stack bombs, and the soak's hostile classes end as they must;
 //   - an McpHub calls a real stdio MCP server (@modelcontextprotocol/server-everything).
 //
 // Results go to stdout, one `ok`/`not ok` line per check, then `N passed, N failed`; the exit
@@ -178,11 +179,22 @@ await check("tool_exec's time and memory limits end a loop and a memory bomb", a
   expectEqual(await run('return 1 + 2'), { result: 3 }, 'a run after those')
 })
 
-// The stack cap: a guard region on Unix; on Windows the system ends a process whose thread
-// overflows its stack (STATUS_STACK_OVERFLOW).
+// The stack cap: the engine's stack region in its WebAssembly memory; overflowing it traps.
 await check("tool_exec's stack cap ends a stack bomb", async () => {
   expectEqual(outcome(await run('const f = () => f(); try { f() } catch { return "caught" }')), { errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxStackSizeBytes exceeded (2097152): the code recursed too deep' }, 'stack bomb')
   expectEqual(await run('return 1 + 2'), { result: 3 }, 'a run after it')
+})
+
+// The hostile classes of the soak (bench/exec.soak.mjs), each script twice: built-ins that never
+// return to JavaScript, memory and stack bombs that catch, fragmenting allocations, texts one
+// multi-byte character past their limits, calls left pending by the thousand, console floods,
+// prototype keys. A longer time limit than the soak's, for emulated lanes.
+await check("tool_exec's hostile classes end as they must", async () => {
+  const { soak, SCRIPTS } = await import('../bench/exec.soak.mjs')
+  const { wrong, late } = await soak(SCRIPTS.length * 2, 2000, 1500)
+  expectEqual(wrong, {}, 'wrong outcomes')
+  expectEqual(late, [], 'runs later than their limit + 2 s')
+  return `${SCRIPTS.length * 2} runs`
 })
 
 await check('McpHub calls a real stdio MCP server', async () => {

@@ -6,8 +6,8 @@
 //! interruption), caps its memory by the size of the linear memory, and turns a stack overflow
 //! into a trap the code cannot catch. A fresh instance serves each run and is dropped after it.
 //!
-//! The host calls `toolreg_alloc` and `toolreg_run` once per run (after `toolreg_prepare`,
-//! done while the process waits for work). Everything the run says leaves through `send`;
+//! The host calls `toolreg_seed`, `toolreg_alloc` and `toolreg_run` once per run (after
+//! `toolreg_prepare`, done while the process waits for work, or a copy of an instance that did). Everything the run says leaves through `send`;
 //! answers to tool calls arrive through `wait` and `take`.
 
 #[path = "../../../src/exec/protocol.rs"]
@@ -16,7 +16,7 @@ mod protocol;
 
 mod sandbox;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 /// What the sandbox process gives this module: nothing else is reachable from here.
 mod host {
@@ -52,6 +52,19 @@ pub(crate) fn wait_answer() -> Vec<u8> {
 
 thread_local! {
     static PREPARED: RefCell<Option<sandbox::Engine>> = const { RefCell::new(None) };
+    static SEED: Cell<[u32; 4]> = const { Cell::new([0; 4]) };
+}
+
+/// The run's seed for `Math.random`. Prepared engines are copies of one (the process restores a
+/// snapshot of a prepared instance), so the engine's own generator would repeat across runs;
+/// the prelude replaces it with one seeded here, per run, by the process.
+#[unsafe(no_mangle)]
+pub extern "C" fn toolreg_seed(a: u32, b: u32, c: u32, d: u32) {
+    SEED.with(|seed| seed.set([a, b, c, d]));
+}
+
+pub(crate) fn seed() -> [u32; 4] {
+    SEED.with(Cell::get)
 }
 
 /// Builds the run's engine before the run arrives, so its cost is not part of the run.

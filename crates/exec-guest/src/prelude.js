@@ -1,8 +1,9 @@
 // Runs once per fresh context, before the model's code. Receives the native bridge functions
 // as arguments so they never become globals, installs the sandbox API, removes every way to
 // compile code at run time or to block the thread, and returns `clip` to the host.
-// `aliasPairs` is [alias, name, alias, name, …]: other names (`server/tool`) for some tools.
-(function (call, log, names, aliasPairs) {
+// `aliasPairs` is [alias, name, alias, name, …]: other names (`server/tool`) for some tools;
+// `seed` is four 32-bit numbers for Math.random.
+(function (call, log, names, aliasPairs, seed) {
   'use strict'
   const g = globalThis
   const define = Object.defineProperty
@@ -29,6 +30,31 @@
   // Atomics.wait would block the engine thread where no interrupt can reach it.
   delete g.Atomics
   delete g.SharedArrayBuffer
+
+  // Math.random from the run's seed (xoshiro128**): prepared engines are copies of one, so the
+  // engine's own generator, seeded when it was made, would give every run the same numbers.
+  const imul = Math.imul
+  let [s0, s1, s2, s3] = seed
+  if ((s0 | s1 | s2 | s3) === 0) s3 = 1
+  const rotl = (x, k) => (x << k) | (x >>> (32 - k))
+  const next = () => {
+    const result = imul(rotl(imul(s1, 5), 7), 9) >>> 0
+    const t = s1 << 9
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = rotl(s3, 11)
+    return result
+  }
+  define(Math, 'random', {
+    value: function random() {
+      return ((next() >>> 5) * 67108864 + (next() >>> 6)) / 9007199254740992
+    },
+    writable: true,
+    configurable: true,
+  })
 
   // Levenshtein distance, for "did you mean" on a mistyped tool name.
   const distance = (a, b) => {

@@ -492,7 +492,7 @@ fn install_globals<'js>(
             .collect();
         (state.request.tool_names.clone(), aliases)
     };
-    let clip: Function = prelude.call((call, log, names, aliases))?;
+    let clip: Function = prelude.call((call, log, names, aliases, crate::seed().to_vec()))?;
     state.borrow_mut().clip = Some(Persistent::save(ctx, clip));
     Ok(())
 }
