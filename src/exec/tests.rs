@@ -397,6 +397,19 @@ fn nothing_leaks_between_runs() {
     );
 }
 
+/// Prepared engines are copies of one snapshot; each run still draws its own random numbers.
+#[test]
+fn math_random_differs_between_runs() {
+    let draws: Vec<String> = (0..4)
+        .map(|_| ok("return [Math.random(), Math.random()]").unwrap())
+        .collect();
+    for (i, draw) in draws.iter().enumerate() {
+        let pair: Vec<f64> = serde_json::from_str(draw).unwrap();
+        assert!(pair.iter().all(|x| (0.0..1.0).contains(x)), "{draw}");
+        assert!(!draws[..i].contains(draw), "{draws:?}");
+    }
+}
+
 #[test]
 fn syntax_errors_are_reported() {
     assert!(matches!(err("return ("), ExecError::Syntax(_)));
