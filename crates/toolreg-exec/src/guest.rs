@@ -11,11 +11,12 @@
 //! the next loop head or call, or wakes it from `wait`. Frames it sends are checked against
 //! the run's caps here, before the addon checks them again.
 
-use std::cell::{Cell, OnceCell};
 use std::hash::{BuildHasher, RandomState};
 use std::io::{BufWriter, Stdout};
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::{Arc, OnceLock, mpsc};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use wasmtime::{
@@ -50,9 +51,10 @@ impl Link {
     }
 }
 
-/// What a run's store holds: the link, and what the run did that decides how it ended.
+/// What a run's store holds: the link (while it runs), and what the run did that decides how
+/// it ended.
 struct RunIo {
-    link: Link,
+    link: Option<Link>,
     caps: FrameCaps,
     /// Largest linear memory the run may have, in bytes.
     memory_cap: usize,
@@ -64,6 +66,12 @@ struct RunIo {
     over: bool,
     /// The addon said stop while the guest waited.
     stopped: bool,
+}
+
+impl RunIo {
+    fn link(&mut self) -> &mut Link {
+        self.link.as_mut().expect("a running store holds the link")
+    }
 }
 
 impl ResourceLimiter for RunIo {
@@ -99,9 +107,9 @@ pub struct Runner {
     pre: InstancePre<RunIo>,
     /// A prepared instance's memory, taken once: restoring it into a fresh instance prepares
     /// it in a fraction of the time that creating QuickJS's runtime and context takes there.
-    snapshot: OnceCell<Snapshot>,
+    snapshot: OnceLock<Snapshot>,
     seeds: RandomState,
-    runs: Cell<u64>,
+    runs: AtomicU64,
 }
 
 /// What preparing changed in an instance: its memory above the stack region (static data whole,
@@ -187,9 +195,9 @@ impl Runner {
         Ok(Runner {
             engine,
             pre,
-            snapshot: OnceCell::new(),
+            snapshot: OnceLock::new(),
             seeds: RandomState::new(),
-            runs: Cell::new(0),
+            runs: AtomicU64::new(0),
         })
     }
 
@@ -199,16 +207,15 @@ impl Runner {
 
     /// 128 bits for the run's `Math.random`: a counter hashed with the process's random keys.
     fn next_seed(&self) -> [u64; 2] {
-        let run = self.runs.get();
-        self.runs.set(run + 2);
+        let run = self.runs.fetch_add(2, Ordering::Relaxed);
         [self.seeds.hash_one(run), self.seeds.hash_one(run + 1)]
     }
 
-    fn prepare(&self, link: Link) -> Prepared {
+    fn prepare(&self) -> Prepared {
         let mut store = Store::new(
             &self.engine,
             RunIo {
-                link,
+                link: None,
                 caps: FrameCaps::default(),
                 memory_cap: usize::MAX,
                 memory_refused: false,
@@ -252,12 +259,20 @@ impl Runner {
     }
 
     /// Runs one request on a prepared instance and sends its `DONE` (unless the guest did).
-    fn run(&self, prepared: Prepared, request_json: &[u8], stop: &AtomicBool) -> Link {
+    /// Returns the link and the used store (to be dropped off this thread).
+    fn run(
+        &self,
+        prepared: Prepared,
+        link: Link,
+        request_json: &[u8],
+        stop: &AtomicBool,
+    ) -> (Link, Store<RunIo>) {
         let Prepared {
             mut store,
             instance,
             base,
         } = prepared;
+        store.data_mut().link = Some(link);
         let end = match (serde_json::from_slice::<RunRequest>(request_json), instance) {
             (Err(e), _) => Some(RunEnd::Engine {
                 message: format!("bad run request: {e}"),
@@ -286,11 +301,12 @@ impl Runner {
                 }
             }
         };
-        let mut io = store.into_data();
+        let io = store.data_mut();
         if let Some(end) = end {
-            io.link.write(DONE, &[&protocol::encode_done(&end)]);
+            io.link().write(DONE, &[&protocol::encode_done(&end)]);
         }
-        io.link
+        let link = io.link.take().expect("the link was put in above");
+        (link, store)
     }
 }
 
@@ -388,7 +404,7 @@ fn send(mut caller: Caller<'_, RunIo>, kind: u32, ptr: u32, len: u32) -> wasmtim
     let (data, io) = memory.data_and_store_mut(&mut caller);
     if u64::from(len) > io.caps.of(kind) {
         io.over = true;
-        io.link
+        io.link()
             .write(OVER, &[&[kind], &u64::from(len).to_le_bytes()]);
         return Err(Error::msg("a frame over the run's limit"));
     }
@@ -405,7 +421,7 @@ fn send(mut caller: Caller<'_, RunIo>, kind: u32, ptr: u32, len: u32) -> wasmtim
             Ok(_) => io.done_sent = true,
         }
     }
-    io.link.write(kind, &[bytes]);
+    io.link().write(kind, &[bytes]);
     Ok(())
 }
 
@@ -413,12 +429,12 @@ fn send(mut caller: Caller<'_, RunIo>, kind: u32, ptr: u32, len: u32) -> wasmtim
 /// is idle (with how many answers it has taken) only when nothing is waiting already.
 fn wait(mut caller: Caller<'_, RunIo>) -> wasmtime::Result<u32> {
     let io = caller.data_mut();
-    let inbound = match io.link.inbox.try_recv() {
+    let inbound = match io.link().inbox.try_recv() {
         Ok(inbound) => inbound,
         Err(TryRecvError::Empty) => {
             let taken = io.answers_taken;
-            io.link.write(IDLE, &[&taken.to_le_bytes()]);
-            io.link
+            io.link().write(IDLE, &[&taken.to_le_bytes()]);
+            io.link()
                 .inbox
                 .recv()
                 .unwrap_or_else(|_| std::process::exit(0))
@@ -460,27 +476,51 @@ fn now_us() -> f64 {
         .map_or(0.0, |d| d.as_micros() as f64)
 }
 
-/// Serves runs until the addon hangs up.
-pub fn serve(runner: &Runner, inbox: Receiver<Inbound>, stop: &AtomicBool) {
+/// Serves runs until the addon hangs up. A second thread prepares instances and drops used
+/// ones, so both happen while a run executes; the process says `READY` only once the next
+/// instance is prepared, so a run never waits on either.
+pub fn serve(runner: Arc<Runner>, inbox: Receiver<Inbound>, stop: &AtomicBool) {
     let mut link = Link {
         out: BufWriter::new(std::io::stdout()),
         inbox,
     };
+    // One spare waits in the channel; the preparer holds the next until it is taken.
+    let (spare_tx, spares) = mpsc::sync_channel::<Prepared>(1);
+    let (used_tx, used) = mpsc::channel::<Store<RunIo>>();
+    let preparer = runner.clone();
+    let started = std::thread::Builder::new()
+        .name("toolreg-exec-prepare".to_owned())
+        // The first preparation runs guest code, which may use this much native stack.
+        .stack_size(engine_config::NATIVE_STACK_BYTES + (4 << 20))
+        .spawn(move || {
+            loop {
+                if spare_tx.send(preparer.prepare()).is_err() {
+                    return;
+                }
+                // Used instances are dropped here, off the engine thread.
+                while let Ok(store) = used.try_recv() {
+                    drop(store);
+                }
+            }
+        });
+    if let Err(e) = started {
+        crate::fail(&format!("cannot start the preparing thread: {e}"));
+    }
     loop {
-        let mut prepared = runner.prepare(link);
-        prepared
-            .store
-            .data_mut()
-            .link
-            .write(READY, &[&PROTOCOL_VERSION.to_le_bytes()]);
+        let Ok(prepared) = spares.recv() else {
+            crate::fail("the preparing thread ended");
+        };
+        link.write(READY, &[&PROTOCOL_VERSION.to_le_bytes()]);
         // Answers and stops that arrive between runs belong to a run that is over.
         let request = loop {
-            match prepared.store.data().link.inbox.recv() {
+            match link.inbox.recv() {
                 Ok(Inbound::Run(request)) => break request,
                 Ok(_) => {}
                 Err(_) => std::process::exit(0),
             }
         };
-        link = runner.run(prepared, &request, stop);
+        let (back, store) = runner.run(prepared, link, &request, stop);
+        link = back;
+        let _ = used_tx.send(store);
     }
 }

@@ -37,7 +37,7 @@ pub enum Inbound {
 }
 
 /// Ends the process with `code` after writing `message` to stderr.
-fn fail(message: &str) -> ! {
+pub(crate) fn fail(message: &str) -> ! {
     eprintln!("toolreg-exec: {message}");
     std::process::exit(2)
 }
@@ -45,7 +45,7 @@ fn fail(message: &str) -> ! {
 fn main() {
     close_inherited_descriptors();
     // Loading the compiled module maps code; that happens before the filter, once.
-    let runner = guest::Runner::load().unwrap_or_else(|e| fail(&e));
+    let runner = std::sync::Arc::new(guest::Runner::load().unwrap_or_else(|e| fail(&e)));
     // Before the first byte from the addon: no guest code ever runs in an unrestricted process.
     if let Err(e) = seccomp::restrict()
         && !refused_by_qemu_user(&e)
@@ -59,7 +59,7 @@ fn main() {
     std::thread::Builder::new()
         .name("toolreg-exec-engine".to_owned())
         .stack_size(engine_config::NATIVE_STACK_BYTES + (4 << 20))
-        .spawn(move || guest::serve(&runner, inbox, &engine_stop))
+        .spawn(move || guest::serve(runner, inbox, &engine_stop))
         .unwrap_or_else(|e| fail(&format!("cannot start the engine thread: {e}")));
 
     let mut input = BufReader::new(io::stdin());
