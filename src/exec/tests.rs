@@ -397,6 +397,39 @@ fn nothing_leaks_between_runs() {
     );
 }
 
+/// On one process, run after run: each gets a fresh copy of the prepared engine, whatever the
+/// last one changed (globals, prototypes, built-ins, a heap left full).
+#[test]
+fn nothing_leaks_between_runs_on_one_process() {
+    let pool = ExecPool::new(1, helper());
+    let host = Arc::new(TestHost::default());
+    let run = |code: &str| {
+        pool.run_blocking(ExecJob {
+            code: code.to_owned(),
+            tool_names: Vec::new(),
+            tool_aliases: Vec::new(),
+            limits: ExecLimits::default(),
+            bridge: host.clone(),
+        })
+        .result
+    };
+    for pollution in [
+        "Object.prototype.polluted = 1; globalThis.leak = 1; return 1",
+        "Array.prototype.push = null; JSON.stringify = null; Math.random = () => 4; return 1",
+        "globalThis.keep = []; for (let i = 0; i < 1e5; i++) keep.push({ i }); return 1",
+        "Object.freeze(Object.prototype); delete globalThis.Promise; return 1",
+    ] {
+        assert_eq!(run(pollution).unwrap().as_deref(), Some("1"), "{pollution}");
+        assert_eq!(
+            run("return [({}).polluted, typeof leak, typeof keep, typeof [].push, typeof JSON.stringify, Math.random() < 1, typeof Promise, Object.isFrozen(Object.prototype)]")
+                .unwrap()
+                .as_deref(),
+            Some(r#"[null,"undefined","undefined","function","function",true,"function",false]"#),
+            "after {pollution}"
+        );
+    }
+}
+
 /// Prepared engines are copies of one snapshot; each run still draws its own random numbers.
 #[test]
 fn math_random_differs_between_runs() {
