@@ -160,6 +160,13 @@ export declare function shouldDefer(
 export interface ApplyDeferOptions extends ShouldDeferOptions {
   /** Names the meta-tools may reach besides the request's own tools. */
   extraAllowedNames?: Iterable<string>
+  /**
+   * Tool name → the name your client shows the model for it, when they differ (a gateway that
+   * lists MCP tools under their own names): tool_inspect / tool_invoke take those names too and
+   * use them in suggestions and approval messages. `server/tool` and an MCP tool's own name
+   * (when one server has it) are always taken.
+   */
+  shownNames?: ReadonlyMap<string, string>
   /** Injects tool_exec over every allowed tool; pass its options (less `allowedNames`) to configure it. */
   exec?: boolean | Omit<ToolExecOptions, 'allowedNames'>
   /**

@@ -166,7 +166,7 @@ describe('failures in one sentence', () => {
     expect(run.stdout).toContain(`page (mcpServers.page): ${url} answered HTTP 404 (an HTML page: "404 Not Found"): no MCP endpoint at that path`)
     expect(run.stdout).toContain('gone (mcpServers.gone): could not reach http://127.0.0.1:9/mcp: nothing answered there')
     expect(run.stdout).not.toMatch(/rmcp::|reqwest|<p>padding/)
-    const verbose = await runCli(['audit', '--config', file, '--verbose'])
+    const verbose = await runCli(['audit', '--config', file, '--verbose', '--refresh'])
     expect(verbose.stdout).toMatch(/error: .*rmcp::transport/)
     const search = await runCli(['search', 'echo', '--config', file])
     expect(search.code).toBe(0)

@@ -91,7 +91,7 @@ describe('toolreg audit on the embedded default', () => {
   })
 
   it('prints tables, the catalog label and a summary; progress goes to stderr as plain lines', async () => {
-    const run = await runCli(['audit', '--demo', '--model', 'gpt-4o'])
+    const run = await runCli(['audit', '--demo', '--model', 'gpt-4o', '--refresh'])
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(/context window 128,000 \(gpt-4o\)/)
     for (const text of ['MCP servers', 'Tools of filesystem', 'write_file', 'listed but not callable', 'Summary', 'saved']) expect(run.stdout).toContain(text)
@@ -233,7 +233,7 @@ describe('toolreg audit with a config file', () => {
   it('reads a VS Code "servers" config with ${env:VAR} substitution', async () => {
     const { command, args } = everythingConfig()
     const file = writeConfig({ servers: { demo: { type: 'stdio', command: '${env:TOOLREG_TEST_NODE}', args } } })
-    const run = await runCli(['audit', '--config', file, '--json'], { env: cliEnv({ TOOLREG_TEST_NODE: command }) })
+    const run = await runCli(['audit', '--config', file, '--json', '--refresh'], { env: cliEnv({ TOOLREG_TEST_NODE: command }) })
     expect(run.code).toBe(0)
     const doc = JSON.parse(run.stdout)
     expect(doc.config).toBe(file)
@@ -265,13 +265,13 @@ describe('toolreg audit with a config file', () => {
         everything: everythingConfig(),
       },
     })
-    const run = await runCli(['audit', '--config', file])
+    const run = await runCli(['audit', '--config', file, '--refresh'])
     expect(run.code).toBe(4)
     expect(run.stdout).toContain('Failed servers (1)')
     expect(run.stdout).toContain('| boom: no API key')
     expect(run.stdout).toContain(`command: ${process.execPath} -e`)
     expect(run.stdout).toContain('Tools of everything')
-    const json = JSON.parse((await runCli(['audit', '--config', file, '--json'])).stdout)
+    const json = JSON.parse((await runCli(['audit', '--config', file, '--json', '--refresh'])).stdout)
     const dies = json.servers.find((s) => s.id === 'dies')
     expect(dies.status).toBe('failed')
     expect(dies.stderrTail).toContain('boom: no API key')
@@ -281,7 +281,7 @@ describe('toolreg audit with a config file', () => {
   it('a server that hangs times out; the others are still audited', async () => {
     const hang = testServer('hangs', ['--hang-on-list'])
     const file = writeConfig({ mcpServers: { hangs: { command: hang.command, args: hang.args }, everything: everythingConfig() } })
-    const run = await runCli(['audit', '--config', file, '--timeout', '1500', '--json'])
+    const run = await runCli(['audit', '--config', file, '--timeout', '1500', '--json', '--refresh'])
     expect(run.code).toBe(4)
     const doc = JSON.parse(run.stdout)
     const hangs = doc.servers.find((s) => s.id === 'hangs')
@@ -311,7 +311,7 @@ describe('Ctrl-C', () => {
   it('SIGINT during an audit stops every server process and exits 130', async () => {
     const hang = testServer('hangs', ['--hang-on-list'])
     const file = writeConfig({ mcpServers: { hangs: { command: hang.command, args: hang.args }, everything: everythingConfig() } })
-    const { child, out, done } = startCli(['audit', '--config', file, '--timeout', '60000'])
+    const { child, out, done } = startCli(['audit', '--config', file, '--timeout', '60000', '--refresh'])
     const deadline = Date.now() + 30_000
     while (!/^everything: \d+ tools/m.test(out.stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
     const servers = childrenOf(child.pid)

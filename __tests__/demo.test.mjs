@@ -16,7 +16,8 @@ describe('npm run demo on a fresh clone (no shared data)', () => {
     const started = Date.now()
     const run = spawnSync('npm', ['run', '--silent', 'demo'], {
       cwd: root,
-      env: { ...process.env, TOOLREG_DATA: emptyData },
+      // A newcomer has no cached tool lists either: the audit starts every server.
+      env: { ...process.env, TOOLREG_DATA: emptyData, TOOLREG_CACHE_DIR: mkdtempSync(join(tmpdir(), 'toolreg-demo-cache-')) },
       encoding: 'utf8',
       timeout: 120_000,
     })

@@ -1,9 +1,11 @@
-// The on-disk cache of each server's last tools/list, so `search` and `inspect` answer without
-// starting servers whose tools are known. Keyed by a digest of everything that starts the server
-// (command, args, env, cwd, url, headers), so an edited config entry is never served stale
-// tools; the file holds the tool list only, never the env or headers themselves.
+// The on-disk cache of each server's last tools/list, so commands answer without starting
+// servers whose tools are known, and of its last failure, so a broken server does not cost every
+// command its whole timeout. Keyed by a digest of everything that starts the server (command,
+// args, env, cwd, url, headers), so an edited config entry is never served stale tools nor an
+// old failure; the files hold the tool list or the failure's sentence only, never the env or
+// headers themselves.
 import { createHash } from 'node:crypto'
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 
@@ -18,27 +20,60 @@ function keyOf({ type, command, args, env, cwd, url, headers }) {
   return createHash('sha256').update(JSON.stringify({ type, command, args, env, cwd, url, headers })).digest('hex').slice(0, 32)
 }
 
-/** `{ tools, savedAt }` of a fresh listing of this server config, or null. */
-export function readCachedTools(config, { maxAgeMs = CACHE_MAX_AGE_MS, now = Date.now() } = {}) {
+/**
+ * How long a failure is remembered: long enough that a burst of commands pays for a hanging
+ * server once, short enough that a server fixed outside toolreg (an install, a login) is soon
+ * tried again without --refresh.
+ */
+export const FAILURE_MAX_AGE_MS = 10 * 60 * 1000
+
+const fileOf = (config, kind) => join(cacheDir(), `${keyOf(config)}${kind}.json`)
+
+function readSaved(config, kind, maxAgeMs, now) {
   try {
-    const saved = JSON.parse(readFileSync(join(cacheDir(), `${keyOf(config)}.json`), 'utf8'))
-    if (!Array.isArray(saved.tools) || !(now - saved.savedAt < maxAgeMs)) return null
-    return saved
+    const saved = JSON.parse(readFileSync(fileOf(config, kind), 'utf8'))
+    return now - saved.savedAt < maxAgeMs ? saved : null
   } catch {
-    return null // no cache yet, or an unreadable one: list live
+    return null // nothing saved yet, or an unreadable file: as if nothing were saved
   }
 }
 
-/** Saves a live listing; a cache that cannot be written only costs the next run a start-up. */
-export function writeCachedTools(config, tools) {
+/** Saves `value` with the time; a cache that cannot be written only costs the next run a start-up. */
+function writeSaved(config, kind, value) {
   try {
-    const dir = cacheDir()
-    mkdirSync(dir, { recursive: true })
-    const file = join(dir, `${keyOf(config)}.json`)
-    // Written aside and renamed: a concurrent reader sees the old listing or the new, never half.
-    writeFileSync(`${file}.${process.pid}`, JSON.stringify({ server: config.id, savedAt: Date.now(), tools }))
+    mkdirSync(cacheDir(), { recursive: true })
+    const file = fileOf(config, kind)
+    // Written aside and renamed: a concurrent reader sees the old file or the new, never half.
+    writeFileSync(`${file}.${process.pid}`, JSON.stringify({ server: config.id, savedAt: Date.now(), ...value }))
     renameSync(`${file}.${process.pid}`, file)
   } catch {
     // read-only home, full disk: carry on without a cache
   }
+}
+
+/** `{ tools, savedAt }` of a fresh listing of this server config, or null. */
+export function readCachedTools(config, { maxAgeMs = CACHE_MAX_AGE_MS, now = Date.now() } = {}) {
+  const saved = readSaved(config, '', maxAgeMs, now)
+  return Array.isArray(saved?.tools) ? saved : null
+}
+
+/** Saves a live listing, and forgets the server's last failure. */
+export function writeCachedTools(config, tools) {
+  writeSaved(config, '', { tools })
+  try {
+    rmSync(fileOf(config, '.failed'), { force: true })
+  } catch {
+    // an unremovable file: the failure is forgotten when it ages out
+  }
+}
+
+/** `{ summary, hint?, savedAt }` of this server config's last failure, while it is remembered, or null. */
+export function readRememberedFailure(config, { maxAgeMs = FAILURE_MAX_AGE_MS, now = Date.now() } = {}) {
+  const saved = readSaved(config, '.failed', maxAgeMs, now)
+  return typeof saved?.summary === 'string' ? saved : null
+}
+
+/** Remembers why the server failed to start (the one-sentence summary and hint, never its stderr). */
+export function rememberFailure(config, { summary, hint }) {
+  writeSaved(config, '.failed', { summary, ...(hint && { hint }) })
 }

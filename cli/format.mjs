@@ -3,6 +3,9 @@ import Table from 'cli-table3'
 import pc from 'picocolors'
 
 export const num = (n) => n.toLocaleString('en-US')
+
+/** `1 tool`, `2 tools`: a count with its word. */
+export const plural = (n, word) => `${num(n)} ${n === 1 ? word : `${word}s`}`
 /** `text` cut to `max` characters, with an ellipsis when cut. */
 export const clip = (text, max) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
 export const pct = (x) => `${(x * 100).toFixed(x < 0.01 ? 2 : 1)}%`

@@ -5,8 +5,8 @@ import { resolve } from 'node:path'
 import { createRequire } from 'node:module'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import pc from 'picocolors'
-import { DEFAULT_TIMEOUT_MS, PACKAGE_RUNNER_TIMEOUT_MS, openSession, resolveSource, trackOpen } from './session.mjs'
-import { SERVE_ACTIVE_ENV, createGateway, serveToken, withoutSelf } from './serve.mjs'
+import { DEFAULT_TIMEOUT_MS, PACKAGE_RUNNER_TIMEOUT_MS, openSession, resolveSource, startTimeoutOf, trackOpen } from './session.mjs'
+import { SERVE_ACTIVE_ENV, STARTUP_WAIT_MS, createGateway, describeSummary, serveToken, withoutSelf } from './serve.mjs'
 import { applyProfile, needsApprovalBySettings } from './profiles.mjs'
 import { readCachedTools } from './cache.mjs'
 import { createProgress } from './progress.mjs'
@@ -21,6 +21,7 @@ import { fileTokenStore, signIn, tokenStatus } from './auth.mjs'
 const require = createRequire(import.meta.url)
 const { McpHub } = require('../index.js')
 const { resolveJsonSchema } = require('../js/schema.js')
+const { closest, didYouMean } = require('../js/meta/names.js')
 
 function positiveInt(value) {
   const n = Number(value.replace(/[_,]/g, ''))
@@ -33,7 +34,7 @@ const demoOption = () => new Option('--demo', 'use the demo setup (the MCP refer
 const windowOption = () => new Option('-w, --context-window <n>', 'the model\'s context window in tokens (default: --model\'s, else 32,000)').argParser(positiveInt)
 const modelOption = () => new Option('-m, --model <name>', `take the window from a known model id (${MODEL_WINDOWS.map(([m]) => m).join(', ')})`)
 const timeoutOption = () => new Option('-t, --timeout <ms>', `per-server time to start and list tools (default ${num(DEFAULT_TIMEOUT_MS)}; ${num(PACKAGE_RUNNER_TIMEOUT_MS)} for npx, uvx and other package runners, whose first run downloads)`).argParser(positiveInt)
-const refreshOption = () => new Option('--refresh', 'list every server live instead of using the cached tool lists (kept a day)')
+const refreshOption = () => new Option('--refresh', 'list every server live instead of using the cached tool lists (kept a day), and try servers that failed in the last 10 minutes again')
 const verboseOption = () => new Option('-v, --verbose', 'show servers\' full errors and stderr')
 
 const examples = (...lines) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`
@@ -57,6 +58,7 @@ async function withSession(open, opts, run, { plainProgress = false, start = 'al
     timeoutGiven: opts.timeout !== undefined,
     start,
     useCache: useCache && !opts.refresh,
+    retryFailed: opts.refresh === true,
     progress: createProgress(process.stderr, { plain: plainProgress }),
   })
   try {
@@ -93,6 +95,15 @@ function serversFor(name) {
     if (split) return new Set() // no such server: the error lists the ones there are
     const cached = source.servers.filter((s) => readCachedTools(s.config)?.tools.some((t) => t.name === name))
     return cached.length ? new Set(cached.map((s) => s.config.id)) : 'all'
+  }
+}
+
+/** Only the server `id`, or a usage error naming the configured ones. */
+function serverNamed(id) {
+  return (source) => {
+    const ids = source.servers.map((s) => s.config.id)
+    if (ids.includes(id)) return new Set([id])
+    throw new CliError(`No server ${JSON.stringify(id)} in the config.${didYouMean(closest(id, ids))} Servers: ${ids.join(', ') || 'none'}.`, EXIT.TOOL_NOT_FOUND)
   }
 }
 
@@ -140,12 +151,13 @@ export function createProgram({ open = openSession } = {}) {
     .addOption(modelOption())
     .option('--json', 'print one JSON document instead of tables')
     .option('--all', 'list every catalog server and tool, not only the costliest')
+    .addOption(refreshOption())
     .addOption(timeoutOption())
     .addOption(verboseOption())
     .addHelpText('after', examples('toolreg audit', 'toolreg audit --config ~/.cursor/mcp.json --model gpt-4o', 'toolreg audit --json | jq .summary'))
     .action(async (opts) => {
       const window = windowOf(opts)
-      const doc = await session(opts, (s) => audit(s, window), { plainProgress: true, quietFailures: true })
+      const doc = await session(opts, (s) => audit(s, window), { plainProgress: true, quietFailures: true, useCache: true })
       process.stdout.write(opts.json ? `${JSON.stringify(doc)}\n` : `${formatAudit(doc, { all: opts.all, verbose: opts.verbose })}\n`)
       if (doc.summary.failedServers) outcome.exitCode = EXIT.SERVER_FAILED
     })
@@ -164,7 +176,7 @@ export function createProgram({ open = openSession } = {}) {
     .addOption(verboseOption())
     .addHelpText('after', examples('toolreg search "read a text file"', 'toolreg search "create an issue" --namespace github --limit 3', 'toolreg search "how is bitcoin trading" --hybrid --json'))
     .action(async (query, opts) => {
-      const hits = await session(opts, async (s) => (await searchTools(s.registry, query, opts)).map((h) => ({ id: labelOf(s.registry.getByName(h.name)), ...h })), { useCache: true })
+      const hits = await session(opts, async (s) => (await searchTools(s.registry, query, opts)).map((h) => ({ id: labelOf(s.registry.getByName(h.name)), ...h })), { useCache: true, start: opts.namespace === undefined ? 'all' : serverNamed(opts.namespace.replace(/^mcp:/, '')) })
       if (opts.json) return printJson(hits)
       if (!hits.length) return console.log(`No tool matches ${JSON.stringify(query)}.`)
       hits.forEach((h, i) => console.log(`${String(i + 1).padStart(2)}. ${pc.bold(h.id)}  ${pc.dim(`score ${h.score.toFixed(3)}`)}\n    ${clip(h.description, 160)}`))
@@ -213,13 +225,14 @@ export function createProgram({ open = openSession } = {}) {
     .addOption(demoOption())
     .option('-y, --yes', 'approve tools that need approval (destructive, or listed in the config\'s toolreg.needsApproval) without asking')
     .option('--json', 'print { result, logs } on one line (logs are not echoed to stderr)')
+    .addOption(refreshOption())
     .addOption(timeoutOption())
     .addOption(verboseOption())
     .addHelpText('after', examples('toolreg exec "return await tools.invoke(\'mcp__everything__get_sum_9dd64e7f5e\', { a: 2, b: 40 })"', 'toolreg exec --file script.js --json'))
     .action(async (code, opts) => {
       if ((code === undefined) === (opts.file === undefined)) throw new CliError('Give the code either as an argument or with --file, not both.', EXIT.USAGE)
       const source = code ?? readFileSync(opts.file, 'utf8')
-      const out = await session(opts, (s) => execCode(s.registry, source, { ...opts, reasons: s.approvalReasons }))
+      const out = await session(opts, (s) => execCode(s.registry, source, { ...opts, reasons: s.approvalReasons }), { useCache: true })
       if (opts.json) return printJson(out)
       for (const line of out.logs) console.error(line)
       console.log(JSON.stringify(out.result, null, 2))
@@ -233,6 +246,7 @@ export function createProgram({ open = openSession } = {}) {
     .addOption(windowOption())
     .addOption(modelOption())
     .option('--json', 'print { file, bytes, servers, tools, failedServers } instead of a sentence')
+    .addOption(refreshOption())
     .addOption(timeoutOption())
     .addOption(verboseOption())
     .addHelpText('after', examples('toolreg report --out report.html', 'toolreg report --config .vscode/mcp.json --model gemini-2.5-pro'))
@@ -241,7 +255,7 @@ export function createProgram({ open = openSession } = {}) {
       const { doc, html } = await session(opts, async (s) => {
         const doc = await audit(s, window)
         return { doc, html: buildReport(doc, await decisionsAt(s.registry)) }
-      }, { plainProgress: true, quietFailures: true })
+      }, { plainProgress: true, quietFailures: true, useCache: true })
       const out = resolve(opts.out)
       writeFileSync(out, html)
       const summary = { file: out, bytes: Buffer.byteLength(html), servers: doc.servers.length, tools: doc.summary.tools, failedServers: doc.summary.failedServers }
@@ -250,7 +264,7 @@ export function createProgram({ open = openSession } = {}) {
       if (doc.summary.failedServers) outcome.exitCode = EXIT.SERVER_FAILED
     })
   command('serve')
-    .description('run one MCP server in front of your servers for any MCP client: tools that fit the context window stay inline under their own names, the rest behind tool_search / tool_inspect / tool_invoke (tool_exec with --exec); the servers\' prompts and resources pass through; servers start when a call, or a client\'s first look at prompts or resources, needs them')
+    .description('run one MCP server in front of your servers for any MCP client: tools that fit the context window stay inline under their own names, the rest behind tool_search / tool_inspect / tool_invoke (tool_exec with --exec); the servers\' prompts and resources pass through. A server with a cached tool list starts when a call, or a client\'s first look at prompts or resources, needs it; the others are listed in the background and join as they answer, so a slow or broken server never holds the client')
     .addOption(configOption())
     .addOption(demoOption())
     .option('--stdio', 'serve on stdin/stdout (the default)')
@@ -262,6 +276,7 @@ export function createProgram({ open = openSession } = {}) {
     .option('--exec', 'add tool_exec (sandboxed JavaScript that calls tools)')
     .option('--profile <name>', 'serve only the servers and tools of this profile ("toolreg": { "profiles": ... } in the config)')
     .addOption(timeoutOption())
+    .option('--startup-wait <ms>', 'how long to wait for servers with no cached tool list before answering the client; later ones join with a tools/list_changed notification (for a client that ignores it, raise this to --timeout)', (v) => (v === '0' ? 0 : positiveInt(v)), STARTUP_WAIT_MS)
     .option('--call-timeout <ms>', 'how long a tool call, prompt or resource request forwarded to a server may take', (v) => {
       const ms = positiveInt(v)
       if (ms > 2 ** 32 - 1) throw new InvalidArgumentError('expected at most 4294967295 (about 49 days)')
@@ -287,7 +302,9 @@ export function createProgram({ open = openSession } = {}) {
         contextWindow: window.contextWindow ?? window.modelWindow,
         exec: opts.exec,
         timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS,
+        timeoutOf: (config) => startTimeoutOf(config, { timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS, timeoutGiven: opts.timeout !== undefined }),
         callTimeoutMs: opts.callTimeout,
+        startupWaitMs: opts.startupWait,
         log: say,
         keeps: profile.keeps,
         needsApproval: (serverId, toolName) => needsApprovalBySettings(source.settings, serverId, toolName),
@@ -295,7 +312,7 @@ export function createProgram({ open = openSession } = {}) {
       const untrack = trackOpen(served)
       const { summary } = served
       if (opts.profile !== undefined) say(`profile ${JSON.stringify(opts.profile)}: ${num(profile.servers.length)} of ${num(source.servers.length)} servers`)
-      say(`toolreg serve: ${num(summary.tools)} tools from ${num(summary.servers - summary.failedServers)} of ${num(summary.servers)} servers; ${num(summary.inline)} inline, ${num(summary.deferred)} behind tool_search (${num(summary.listed)} tools listed)`)
+      say(`toolreg serve: ${describeSummary(summary)}`)
       try {
         if (opts.http === undefined) {
           say('serving MCP on stdio')

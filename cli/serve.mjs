@@ -5,8 +5,10 @@
 // what is listed and runs the calls.
 import { randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
-import { readCachedTools, writeCachedTools } from './cache.mjs'
+import { readCachedTools, rememberFailure, writeCachedTools } from './cache.mjs'
 import { fileTokenStore } from './auth.mjs'
+import { describeFailure, isPackageRunner } from './failures.mjs'
+import { num, plural } from './format.mjs'
 
 const require = createRequire(import.meta.url)
 const native = require('../binding.js')
@@ -57,45 +59,62 @@ async function metaDefinition(name, tool) {
 }
 
 /**
- * Builds the gateway over `servers` (hub configs from the CLI's config loader): lists each
- * server from the tools/list cache when it is fresh (else live, and caches it), decides what
- * stays inline for `contextWindow`, and returns `{ gateway, summary, close }`. Servers start
- * only to list an uncached server, to run a call, or when a client asks for prompts or
- * resources (the gateway passes those through natively). `keeps(serverId, toolName)` picks the
- * tools served (a profile); `callTimeoutMs` bounds each request forwarded to a server (a call,
- * directly or through the meta-tools, a prompt, a resource); `needsApproval(serverId, toolName)`
- * marks tools that, like the ones a server marks destructive, stay inline and out of
- * tool_invoke / tool_exec.
+ * How long the gateway waits for servers with no cached tool list before it answers the client
+ * (`initialize`, then `tools/list`): fast servers make the first list and the instructions, a
+ * slow or broken one never holds a client (whose connect timeout may be a few seconds) and joins
+ * later with `list_changed`.
  */
-export async function createGateway(servers, { contextWindow, exec = false, timeoutMs = 30_000, callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS, log = () => {}, keeps = () => true, needsApproval = () => false } = {}) {
-  // A server's list change is listed anew and re-announced; its logs go to the clients. Servers
-  // may announce changes while the first listing runs, before the gateway exists: relisting
-  // waits for it, and notifications meant for clients are dropped (none is connected yet).
+export const STARTUP_WAIT_MS = 700
+
+/**
+ * Builds the gateway over `servers` (hub configs from the CLI's config loader) and returns at
+ * once with what is known: servers with a fresh cached tools/list are served from it (and start
+ * only when a call, or a client's look at prompts or resources, needs them); the others are
+ * listed in the background, each joining the served tools when it answers (`list_changed`), or
+ * left out with one log line saying why (remembered, so CLI commands skip it for a while).
+ * `keeps(serverId, toolName)` picks the tools served (a profile); `callTimeoutMs` bounds each
+ * request forwarded to a server (a call, directly or through the meta-tools, a prompt, a
+ * resource); `needsApproval(serverId, toolName)` marks tools that, like the ones a server marks
+ * destructive, stay inline and out of tool_invoke / tool_exec. `startupWaitMs`: see
+ * STARTUP_WAIT_MS.
+ */
+export async function createGateway(servers, { contextWindow, exec = false, timeoutMs = 30_000, timeoutOf = () => timeoutMs, callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS, log = () => {}, keeps = () => true, needsApproval = () => false, startupWaitMs = STARTUP_WAIT_MS } = {}) {
   let gateway = null
   let gatewayReady
-  let relisting = new Promise((resolve) => {
-    gatewayReady = resolve
-  })
+  // Rebuilds (a server joined, or changed its tools) run one at a time, in order, once the
+  // gateway exists: a server that answers while the first build runs joins right after it.
+  let rebuilding = new Promise((resolve) => (gatewayReady = resolve))
   const askClient = async (kind, request) => {
     if (!gateway) throw new Error('no client is connected to the gateway')
     return JSON.parse(await gateway.askClient(kind, JSON.stringify(request)))
   }
-  const onToolsChanged = (serverId) => {
-    relisting = relisting.then(async () => {
-      const config = configs.get(serverId)
+  /** Builds the tool list again and tells the clients; `why` is logged when it is done. */
+  const rebuild = (why) => {
+    rebuilding = rebuilding.then(async () => {
       try {
-        writeCachedTools(config, await hub.listTools(serverId, { timeoutMs }))
         await build()
         gateway.setInstructions(instructions)
         await gateway.notifyToolsChanged()
+        if (why) log(`${why}; now ${describeSummary(summary)}`)
       } catch (error) {
-        log(`warning: could not list ${serverId} after it changed its tools: ${error.message}`)
+        log(`warning: could not rebuild the tool list: ${error.message}`)
       }
     })
   }
+  const onToolsChanged = (serverId) => {
+    const config = configs.get(serverId)
+    hub
+      .listTools(serverId, { timeoutMs })
+      .then((tools) => {
+        listings.set(serverId, { tools })
+        writeCachedTools(config, tools)
+        rebuild()
+      })
+      .catch((error) => log(`warning: could not list ${serverId} after it changed its tools: ${error.message}`))
+  }
   const hub = new McpHub({
     servers: servers.map((s) => s.config),
-    connectTimeoutMs: timeoutMs,
+    connectTimeoutMs: Math.max(timeoutMs, ...servers.map((s) => timeoutOf(s.config))),
     auth: { tokenStore: fileTokenStore() },
     // A server asking its client is answered by the gateway's client whose call it serves.
     onElicitation: (request) => askClient('elicitation', request),
@@ -107,15 +126,47 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     onResourceUpdated: ({ serverId, uri }) => gateway?.resourceUpdated(serverId, uri),
   })
   const configs = new Map(servers.map((s) => [s.config.id, s.config]))
+  /** serverId → `{ tools }` once listed (or cached), `{ failed }` when it could not be. */
+  const listings = new Map()
+  const pending = []
+  // Counts listings that settled, so one that settles while the first build runs is not missed.
+  let listingsChanged = 0
+  let firstBuildSaw
+  for (const server of servers) {
+    const cached = readCachedTools(server.config)
+    if (cached) listings.set(server.config.id, { tools: cached.tools })
+    else pending.push(listLive(server))
+  }
+  /** Lists one server in the background: it joins the served tools, or is left out with why. */
+  async function listLive({ config, display }) {
+    const serverTimeout = timeoutOf(config)
+    try {
+      const tools = await hub.listTools(config.id, { timeoutMs: serverTimeout })
+      listings.set(config.id, { tools })
+      writeCachedTools(config, tools)
+      // Before the gateway exists, the first build takes it in (and the start-up line says so).
+      listingsChanged++
+      if (gateway) rebuild(`${config.id} joined with ${plural(tools.filter((t) => keeps(config.id, t.name)).length, 'tool')}`)
+    } catch (error) {
+      const stderrTail = hub.status().find((x) => x.id === config.id)?.stderrTail ?? ''
+      const failure = describeFailure({ id: config.id, transport: config.type, command: display, error: error?.message ?? String(error), code: error?.code, timeoutMs: serverTimeout, stderrTail, runner: isPackageRunner(config) })
+      listings.set(config.id, { failed: failure.summary })
+      rememberFailure(config, failure)
+      const said = stderrTail.trim().split('\n').pop()
+      log(`warning: ${config.id} is left out: ${failure.summary}${failure.hint ? `; ${failure.hint}` : ''}${said ? `; stderr: ${said.slice(0, 300)}` : ''}`)
+      listingsChanged++
+      if (gateway) rebuild()
+    }
+  }
   const descriptors = new Map()
   const adapter = {
     servers: servers.map((s) => ({ id: s.config.id, name: s.config.name })),
-    async listTools(serverId, { timeoutMs: listTimeout } = {}) {
-      const config = configs.get(serverId)
-      const cached = readCachedTools(config)
-      const listed = cached ? cached.tools : await hub.listTools(serverId, { timeoutMs: listTimeout })
-      if (!cached) writeCachedTools(config, listed)
-      const tools = listed.filter((t) => keeps(serverId, t.name))
+    // Answers from what is known, never waiting on a server: one still listing (or failed)
+    // has no tools yet, which keeps the entries it had.
+    async listTools(serverId) {
+      const listing = listings.get(serverId)
+      if (!listing?.tools) throw new Error(listing?.failed ?? `${serverId} is still starting`)
+      const tools = listing.tools.filter((t) => keeps(serverId, t.name))
       for (const t of tools) descriptors.set(`${serverId}\0${t.name}`, t)
       return tools
     },
@@ -135,25 +186,25 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       callTimeoutMs,
       needsApproval: (info) => info.annotations?.destructiveHint === true || needsApproval(info.serverId, info.toolName),
     })
-    for (const { serverId, error } of synced.failedServers) log(`warning: ${serverId} is left out: ${error}`)
     const active = registry.selectActiveTools({ mcpToolIds: new Set(synced.registered) })
-    const exposition = await applyDeferExposition(active, registry, contextWindow, { exec })
-
-    // Inline MCP tools keep their own names; a name two servers share (or a meta-tool's) gets
-    // the collision-free wire id instead.
-    const inline = Object.keys(exposition.tools).filter((name) => !META_ORDER.includes(name))
+    // MCP tools are shown under their own names; a name two servers share (or a meta-tool's)
+    // gets the collision-free wire id instead. Decided over every served tool, not only the
+    // inline ones, so a tool keeps its name when the defer decision changes, and the
+    // meta-tools take (and suggest) the names the client lists.
     const owners = new Map()
-    for (const name of inline) {
+    for (const name of Object.keys(active)) {
       const toolName = registry.getByName(name)?.mcp?.toolName ?? name
       owners.set(toolName, (owners.get(toolName) ?? 0) + 1)
     }
-    const nextExposed = new Map()
-    for (const name of inline) {
-      const entry = registry.getByName(name)
-      const own = entry?.mcp?.toolName
-      const unique = own && owners.get(own) === 1 && !META_ORDER.includes(own)
-      nextExposed.set(unique ? own : name, { entry, tool: exposition.tools[name] })
+    const shownNames = new Map()
+    for (const name of Object.keys(active)) {
+      const own = registry.getByName(name)?.mcp?.toolName
+      if (own && owners.get(own) === 1 && !META_ORDER.includes(own)) shownNames.set(name, own)
     }
+    const exposition = await applyDeferExposition(active, registry, contextWindow, { exec, shownNames })
+    const inline = Object.keys(exposition.tools).filter((name) => !META_ORDER.includes(name))
+    const nextExposed = new Map()
+    for (const name of inline) nextExposed.set(shownNames.get(name) ?? name, { entry: registry.getByName(name), tool: exposition.tools[name] })
     const nextDefinitions = []
     for (const name of META_ORDER) {
       if (exposition.tools[name]) nextDefinitions.push(await metaDefinition(name, exposition.tools[name]))
@@ -168,15 +219,21 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     exposed = nextExposed
     definitions = nextDefinitions
     instructions = exposition.systemPrompt ?? null
+    const states = [...configs.keys()].map((id) => listings.get(id))
     summary = {
       servers: servers.length,
-      failedServers: synced.failedServers.length,
+      failedServers: states.filter((l) => l?.failed).length,
+      startingServers: states.filter((l) => !l).length,
       tools: synced.registered.length,
       inline: inline.length,
       deferred: exposition.deferredEntries?.length ?? 0,
       listed: definitions.length,
     }
   }
+  let timer
+  const waited = new Promise((resolve) => (timer = setTimeout(resolve, startupWaitMs)))
+  await Promise.race([Promise.allSettled(pending), waited]).finally(() => clearTimeout(timer))
+  firstBuildSaw = listingsChanged
   await build()
 
   const running = new Map()
@@ -223,6 +280,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     callTimeoutMs,
   )
   gatewayReady()
+  if (listingsChanged !== firstBuildSaw) rebuild()
   return {
     gateway,
     get summary() {
@@ -234,6 +292,12 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       await hub.close()
     },
   }
+}
+
+/** What the gateway serves, in a line for its log. */
+export function describeSummary(summary) {
+  const starting = summary.startingServers ? `, ${num(summary.startingServers)} still starting` : ''
+  return `${plural(summary.tools, 'tool')} from ${num(summary.servers - summary.failedServers - summary.startingServers)} of ${num(summary.servers)} servers${starting}; ${num(summary.inline)} inline, ${num(summary.deferred)} behind tool_search (${plural(summary.listed, 'tool')} listed)`
 }
 
 /** Set in the environment of `toolreg serve` and so of every server it starts. */

@@ -8,14 +8,14 @@ import { discoverConfigs } from './discover.mjs'
 import { mergeToolregSettings, needsApprovalBySettings } from './profiles.mjs'
 import { referenceServers } from './defaults.mjs'
 import { defaultCatalog, firstLine } from './catalog.mjs'
-import { readCachedTools, writeCachedTools } from './cache.mjs'
+import { FAILURE_MAX_AGE_MS, readCachedTools, readRememberedFailure, rememberFailure, writeCachedTools } from './cache.mjs'
 import { describeFailure, isPackageRunner } from './failures.mjs'
 import { fileTokenStore } from './auth.mjs'
 import { CliError, EXIT } from './exitCodes.mjs'
 
 const require = createRequire(import.meta.url)
 const { McpHub, ToolRegistry, buildMcpToolWireId, syncMcpToolsToRegistry } = require('../index.js')
-const { withTimeout, entryDescriptionOf } = require('../js/mcp/sync.js')
+const { withTimeout } = require('../js/mcp/sync.js')
 const { tool, jsonSchema } = require('ai')
 
 export const DEFAULT_TIMEOUT_MS = 30_000
@@ -25,6 +25,11 @@ export const DEFAULT_TIMEOUT_MS = 30_000
  * too. So without an explicit --timeout they get this much longer.
  */
 export const PACKAGE_RUNNER_TIMEOUT_MS = 180_000
+
+/** How long `config`'s server may take to start and list its tools: package runners get longer unless --timeout was given. */
+export function startTimeoutOf(config, { timeoutMs, timeoutGiven }) {
+  return !timeoutGiven && isPackageRunner(config) ? Math.max(timeoutMs, PACKAGE_RUNNER_TIMEOUT_MS) : timeoutMs
+}
 
 /** Sessions not yet closed; SIGINT closes them so no child process outlives the CLI. */
 const openSessions = new Set()
@@ -83,12 +88,8 @@ function approvalReason(settings, { serverId, toolName, annotations }) {
   return null
 }
 
-/**
- * Listed-only entries (no `execute`): the demo catalog and cached listings. `describe` gives
- * an entry's one-liner: a cached server's must be what its live sync registers, so that search
- * ranks the same whether it started or not.
- */
-function listedEntries(server, tools, describe) {
+/** Listed-only entries (no `execute`) of the demo catalog, described by their first line. */
+function catalogEntries(server, tools) {
   const entries = []
   for (const t of tools) {
     const name = buildMcpToolWireId({ serverId: server.id, serverName: server.name, toolName: t.name })
@@ -98,7 +99,7 @@ function listedEntries(server, tools, describe) {
       name,
       namespace: `mcp:${server.id}`,
       namespaceLabel: `mcp:${server.name}`,
-      description: describe(t),
+      description: firstLine(t.description) || t.name,
       defer: 'auto',
       tool: tool({ description: t.description ?? t.title ?? '', inputSchema: jsonSchema(t.inputSchema ?? { type: 'object', properties: {} }) }),
       mcp: { serverId: server.id, serverName: server.name, toolName: t.name },
@@ -121,15 +122,19 @@ function catalogServers(tools) {
  * resolveSource); `onSource(source)` hears which before anything starts.
  * - `start`: 'all', the ids of the servers to start (others are left out), or a function of
  *   the source giving either;
- * - `useCache`: a server with a fresh cached listing is not started; its tools are listed only;
+ * - `useCache`: a server with a fresh cached listing is not listed live; its tools are
+ *   registered from the cache and it starts only when one of them is called;
+ * - `retryFailed`: a server that failed within FAILURE_MAX_AGE_MS is started again. Without it
+ *   (and when `start` is 'all': a command naming a server always tries it) the server is left
+ *   out with the remembered reason, so one broken server does not cost every command its timeout;
  * - `timeoutMs` with `timeoutGiven` false lets package runners (npx, uvx) take longer.
- * @param {{ config?: string, demo?: boolean, onSource?, timeoutMs: number, timeoutGiven?: boolean, start?, useCache?: boolean, progress? }} opts
+ * @param {{ config?: string, demo?: boolean, onSource?, timeoutMs: number, timeoutGiven?: boolean, start?, useCache?: boolean, retryFailed?: boolean, progress? }} opts
  */
-export async function openSession({ config, demo, onSource, timeoutMs, timeoutGiven = true, start = 'all', useCache = false, progress }) {
+export async function openSession({ config, demo, onSource, timeoutMs, timeoutGiven = true, start = 'all', useCache = false, retryFailed = false, progress }) {
   const source = resolveSource({ config, demo })
   onSource?.(source)
   if (typeof start === 'function') start = start(source)
-  const timeoutOf = (config) => (!timeoutGiven && isPackageRunner(config) ? Math.max(timeoutMs, PACKAGE_RUNNER_TIMEOUT_MS) : timeoutMs)
+  const timeoutOf = (config) => startTimeoutOf(config, { timeoutMs, timeoutGiven })
   const wanted = source.servers.filter((s) => start === 'all' || start.has(s.config.id))
   // Tokens from `toolreg auth login` are used (and refreshed); a server that needs a new
   // sign-in fails with TOOLREG_MCP_AUTH_REQUIRED, and the failure says to run auth login.
@@ -156,26 +161,26 @@ export async function openSession({ config, demo, onSource, timeoutMs, timeoutGi
   openSessions.add(session)
   try {
     const live = []
+    const cached = []
     for (const server of wanted) {
-      const cached = useCache ? readCachedTools(server.config) : null
-      if (cached) {
-        const record = { id: server.config.id, name: server.config.name, kind: 'mcp', transport: server.config.type, key: server.key, command: server.display, status: 'cached', cachedAt: cached.savedAt, tools: [] }
-        session.registry.registerMany(listedEntries(record, cached.tools, entryDescriptionOf))
-        session.servers.push(record)
-        continue
-      }
       try {
-        hub.addServer(server.config)
+        hub.addServer(server.config) // connects only when listed or called
       } catch (error) {
         throw new ConfigError(server.file ?? 'the demo setup', server.key, error.message)
       }
-      live.push({ ...server, timeoutMs: timeoutOf(server.config) })
+      const failure = !retryFailed && start === 'all' ? readRememberedFailure(server.config) : null
+      const listing = useCache ? readCachedTools(server.config) : null
+      if (failure) session.servers.push(rememberedRecord(server, failure))
+      else if (listing) cached.push({ server, listing })
+      else live.push({ ...server, timeoutMs: timeoutOf(server.config) })
     }
+    // Cached servers first: their sync would evict the entries of servers it does not list.
+    await registerCached(session, cached, timeoutMs)
     await connectAll(session, live, progress)
     if (source.kind === 'demo') {
       const { tools, label, source: from } = defaultCatalog()
       const groups = catalogServers(tools)
-      for (const { server, tools: own } of groups) session.registry.registerMany(listedEntries(server, own, (t) => firstLine(t.description) || t.name))
+      for (const { server, tools: own } of groups) session.registry.registerMany(catalogEntries(server, own))
       session.servers.push(...groups.map((g) => g.server))
       session.catalog = { label, source: from, servers: groups.length, tools: groups.reduce((n, g) => n + g.server.tools.length, 0) }
     }
@@ -186,23 +191,68 @@ export async function openSession({ config, demo, onSource, timeoutMs, timeoutGi
   }
 }
 
+const recordOf = ({ config, key, display }) => ({ id: config.id, name: config.name, kind: 'mcp', transport: config.type, key, command: display, tools: [] })
+
+/** A server left out for a failure remembered from an earlier command. */
+function rememberedRecord(server, failure) {
+  const minutes = Math.max(1, Math.round((Date.now() - failure.savedAt) / 60_000))
+  const retry = `it failed ${minutes} min ago and is left out for ${Math.round(FAILURE_MAX_AGE_MS / 60_000)} min: --refresh tries it now`
+  return { ...recordOf(server), status: 'failed', summary: failure.summary, hint: failure.hint ? `${failure.hint}; ${retry}` : retry, error: failure.summary, stderrTail: '', rememberedAt: failure.savedAt }
+}
+
+/**
+ * Registers the tools of cached listings the way a live sync does (approval gates, executable
+ * entries): a call starts the server then, through the hub's lazy connection.
+ */
+async function registerCached(session, cached, timeoutMs) {
+  if (!cached.length) return
+  const listings = new Map(cached.map(({ server, listing }) => [server.config.id, listing.tools]))
+  const adapter = {
+    servers: cached.map(({ server }) => ({ id: server.config.id, name: server.config.name })),
+    // A descriptor's own `id` would name its entry on this path: MCP tools have none, and a
+    // stray one must not give a cached tool another name than its live listing does.
+    listTools: async (serverId) => listings.get(serverId).map(({ id: _, ...descriptor }) => descriptor),
+    callTool: (serverId, name, args, opts) => session.hub.callTool(serverId, name, args, opts),
+  }
+  await syncMcpToolsToRegistry(session.registry, adapter, { needsApproval: approvalCheck(session), timeoutMs })
+  for (const { server, listing } of cached) {
+    const record = { ...recordOf(server), status: 'cached', cachedAt: listing.savedAt }
+    for (const t of listing.tools) {
+      const name = buildMcpToolWireId({ serverId: record.id, serverName: record.name, toolName: t.name })
+      if (session.registry.getByName(name) && !record.tools.some((x) => x.name === name)) record.tools.push({ name, tool: t.name })
+    }
+    session.servers.push(record)
+  }
+}
+
+/** The sync's `needsApproval`: records why, for the question the CLI asks before a call. */
+function approvalCheck(session) {
+  return (info) => {
+    const reason = approvalReason(session.source.settings, info)
+    if (reason) session.approvalReasons.set(info.wireId, reason)
+    return reason !== null
+  }
+}
+
 function stderrTailOf(hub, serverId) {
   return hub.status().find((s) => s.id === serverId)?.stderrTail ?? ''
 }
 
-function fail(record, hub, error, { timeoutMs, runner }) {
+function fail(record, hub, error, { config, timeoutMs, runner }) {
   record.status = 'failed'
   record.error = error?.message ?? String(error)
   record.stderrTail = stderrTailOf(hub, record.id)
   Object.assign(record, describeFailure({ ...record, code: error?.code, timeoutMs, runner }))
   record.tools = []
+  rememberFailure(config, record)
 }
 
 async function connectAll(session, servers, progress) {
   const { hub, registry } = session
   const records = await Promise.all(
-    servers.map(async ({ config, key, display, timeoutMs }) => {
-      const record = { id: config.id, name: config.name, kind: 'mcp', transport: config.type, key, command: display, tools: [] }
+    servers.map(async (server) => {
+      const { config, display, timeoutMs } = server
+      const record = recordOf(server)
       const started = Date.now()
       const runner = isPackageRunner(config)
       progress?.start(config.id, `starting: ${display}${runner ? ' (a first run may download the package)' : ''}`)
@@ -215,7 +265,7 @@ async function connectAll(session, servers, progress) {
         writeCachedTools(config, listed)
         progress?.finish(config.id, true, `${listed.length} tools`)
       } catch (error) {
-        fail(record, hub, error, { timeoutMs, runner })
+        fail(record, hub, error, { config, timeoutMs, runner })
         progress?.finish(config.id, false, record.summary)
       }
       record.ms = Date.now() - started
@@ -235,15 +285,10 @@ async function connectAll(session, servers, progress) {
   }
   if (session.closed) throw new CliError('Interrupted: every server was stopped.', EXIT.INTERRUPTED)
   const timeoutMs = Math.max(0, ...servers.map((s) => s.timeoutMs))
-  const needsApproval = (info) => {
-    const reason = approvalReason(session.source.settings, info)
-    if (reason) session.approvalReasons.set(info.wireId, reason)
-    return reason !== null
-  }
-  const synced = await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: selected, needsApproval, timeoutMs })
+  const synced = await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: selected, needsApproval: approvalCheck(session), timeoutMs })
   for (const { serverId, error } of synced.failedServers) {
     const server = servers.find((s) => s.config.id === serverId)
-    fail(records.find((r) => r.id === serverId), hub, { message: error }, { timeoutMs: server.timeoutMs, runner: isPackageRunner(server.config) })
+    fail(records.find((r) => r.id === serverId), hub, { message: error }, { config: server.config, timeoutMs: server.timeoutMs, runner: isPackageRunner(server.config) })
   }
   if (session.closed) throw new CliError('Interrupted: every server was stopped.', EXIT.INTERRUPTED)
   session.servers.push(...records)

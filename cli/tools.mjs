@@ -7,6 +7,7 @@ const require = createRequire(import.meta.url)
 const { ToolRegistry, schemaToJSDoc, mcpResultToText, repairToolCallLocally, createToolExecTool } = require('../index.js')
 const { internals, hasApprovalGate } = require('../js/registry.js')
 const { resolveJsonSchema } = require('../js/schema.js')
+const { labelOf, closest, didYouMean } = require('../js/meta/names.js')
 
 /** `filesystem` and `mcp:filesystem` both name the namespace `mcp:filesystem`. */
 export function namespaceOf(ns) {
@@ -24,31 +25,7 @@ export async function searchTools(registry, query, { namespace, limit, hybrid })
 }
 
 /** `server/tool`: the one name the CLI shows and takes for a tool (the wire id works too). */
-export const labelOf = (entry) => (entry.mcp ? `${entry.mcp.serverId}/${entry.mcp.toolName}` : entry.name)
-
-/** Levenshtein distance, for "did you mean". */
-export function editDistance(a, b) {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i]
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
-    previous = row
-  }
-  return previous[b.length]
-}
-
-/** Up to three of `candidates` within a few edits of `wanted`, closest first. */
-export function closest(wanted, candidates, label = (c) => c) {
-  const limit = Math.max(2, Math.floor(wanted.length / 3))
-  return candidates
-    .map((c) => ({ c, d: editDistance(wanted.toLowerCase(), label(c).toLowerCase()) }))
-    .filter((x) => x.d <= limit)
-    .sort((a, b) => a.d - b.d || label(a.c).localeCompare(label(b.c)))
-    .slice(0, 3)
-    .map((x) => x.c)
-}
-
-const didYouMean = (options) => (options.length ? ` Did you mean ${options.map((o) => JSON.stringify(o)).join(', ')}?` : '')
+export { labelOf }
 
 /** `[server, tool]` when NAME is `server/tool` (or `server:tool`). */
 export function splitName(name) {

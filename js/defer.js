@@ -405,7 +405,7 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
   for (const name of plan.inlineNames) exposed[name] = tools[name]
   // Signatures the model read earlier in the conversation stay read: no second inspect round-trip.
   const inspectedNames = new Set([...inspected].filter((name) => plan.lookup.allows(name)))
-  const metaOpts = target && { provider: target.provider }
+  const metaOpts = { ...(target && { provider: target.provider }), shownNames: opts.shownNames }
   exposed[MetaToolName.Search] = createToolSearchTool(registry, plan.deferred, inspectedNames, undefined, metaOpts)
   exposed[MetaToolName.Inspect] = createToolInspectTool(registry, plan.lookup, inspectedNames, undefined, metaOpts)
   exposed[MetaToolName.Invoke] = createToolInvokeTool(registry, plan.lookup, inspectedNames, undefined, metaOpts)

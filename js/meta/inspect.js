@@ -4,6 +4,7 @@ const { tool, jsonSchema } = require('ai')
 const { internals } = require('../registry')
 const { callNative, ToolInvocationError } = require('../errors')
 const { createLookup, schemaFor } = require('./shared')
+const { resolveToolName } = require('./names')
 const { providerTarget } = require('../provider')
 
 const DESCRIPTION =
@@ -30,10 +31,8 @@ function createToolInspectTool(registry, allowedNames, inspectedNames = new Set(
     description: DESCRIPTION,
     inputSchema,
     inputExamples: [{ input: { name: 'mcp__github__create_issue' } }],
-    async execute({ name }) {
-      if (!lookup.allows(name)) {
-        throw new ToolInvocationError(`Tool not available in this request: ${name}`, 'TOOLREG_NOT_ALLOWED')
-      }
+    async execute({ name: asked }) {
+      const name = resolveToolName(lookup, asked, { shownNames: opts.shownNames })
       const entry = lookup.get(name)
       if (!entry) throw new ToolInvocationError(`Tool not found: ${name}`, 'TOOLREG_UNKNOWN_TOOL')
       await schemaFor(entry)

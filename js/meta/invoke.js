@@ -4,6 +4,7 @@ const { tool, jsonSchema } = require('ai')
 const { internals } = require('../registry')
 const { callNative, ToolInvocationError } = require('../errors')
 const { createLookup, needsApprovalFor, schemaFor } = require('./shared')
+const { resolveToolName } = require('./names')
 const { schemaOf } = require('../schema')
 const { providerTarget } = require('../provider')
 
@@ -27,10 +28,8 @@ const inputSchema = jsonSchema({
  * `inspectedNames` (its description already carries the signatures); `target` is the request's
  * provider, whose form of the schema the signatures show.
  */
-async function admitCall({ lookup, native, inspectedNames, requestApproval, target }, name, params, options) {
-  if (!lookup.allows(name)) {
-    throw new ToolInvocationError(`Tool not available in this request: ${name}`, 'TOOLREG_NOT_ALLOWED')
-  }
+async function admitCall({ lookup, native, inspectedNames, requestApproval, target, shownNames }, asked, params, options) {
+  const name = resolveToolName(lookup, asked, { shownNames })
   const entry = lookup.get(name)
   if (!entry) throw new ToolInvocationError(`Tool not found: ${name}`, 'TOOLREG_UNKNOWN_TOOL')
   if (typeof entry.tool.execute !== 'function') {
@@ -60,13 +59,13 @@ async function admitCall({ lookup, native, inspectedNames, requestApproval, targ
   if (await needsApprovalFor(entry.tool, value, options)) {
     if (!requestApproval) {
       throw new ToolInvocationError(
-        `Tool "${name}" requires user approval; call it directly instead of via tool_invoke.`,
+        `Tool "${shownNames?.get(name) ?? name}" requires user approval; call it directly instead of via tool_invoke.`,
         'TOOLREG_APPROVAL_REQUIRED',
       )
     }
     await requestApproval(name, value)
   }
-  return { entry, params: value }
+  return { name, entry, params: value }
 }
 
 function invalidParams(native, name, problems) {
@@ -87,9 +86,10 @@ function createToolInvokeTool(registry, allowedNames, inspectedNames = new Set()
     native: registry[internals].native,
     inspectedNames,
     target: providerTarget(opts),
+    shownNames: opts.shownNames,
   }
-  // toModelOutput only sees the outer input; remember what the inner tool actually received.
-  const admittedParams = new Map()
+  // toModelOutput only sees the outer input; remember which tool ran and what it received.
+  const admittedCalls = new Map()
 
   return tool({
     description: DESCRIPTION,
@@ -97,22 +97,23 @@ function createToolInvokeTool(registry, allowedNames, inspectedNames = new Set()
     inputExamples: [{ input: { name: 'web_search', params: { query: 'latest rust release' } } }],
     async execute({ name, params = {} }, options = {}) {
       const admitted = await admitCall(context, name, params, options)
-      const innerCallId = `${options.toolCallId}::${name}`
-      admittedParams.set(options.toolCallId, admitted.params)
+      const innerCallId = `${options.toolCallId}::${admitted.name}`
+      admittedCalls.set(options.toolCallId, admitted)
       try {
         return await admitted.entry.tool.execute(admitted.params, { ...options, toolCallId: innerCallId })
       } catch (error) {
-        admittedParams.delete(options.toolCallId)
+        admittedCalls.delete(options.toolCallId)
         throw error
       }
     },
     // Not async: hosts rebuilding messages call it synchronously, so it answers in kind with
     // the inner tool's (a promise only when the inner one returns one).
     toModelOutput({ toolCallId, input, output }) {
-      const name = input?.name
+      const admitted = admittedCalls.get(toolCallId)
+      admittedCalls.delete(toolCallId)
+      const name = admitted?.name ?? input?.name
       const entry = name !== undefined && context.lookup.allows(name) ? context.lookup.get(name) : undefined
-      const params = admittedParams.get(toolCallId) ?? input?.params ?? {}
-      admittedParams.delete(toolCallId)
+      const params = admitted?.params ?? input?.params ?? {}
       if (entry?.tool.toModelOutput) {
         return entry.tool.toModelOutput({ toolCallId: `${toolCallId}::${name}`, input: params, output })
       }

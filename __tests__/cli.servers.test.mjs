@@ -1,0 +1,81 @@
+// Which servers a CLI command starts, and what a broken one costs: failures are remembered (with
+// the reason, shown) so the next commands leave the server out at once; `search -n` starts one
+// server; `exec` starts a cached server only when its code calls it. Real servers: our rmcp test
+// server, behind a wrapper that counts its starts.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { cliEnv, runCli, writeConfig } from './cliRun.mjs'
+import { testServer } from './mcpServers.mjs'
+
+/** A fresh cache per test: what one test remembers must not decide another. */
+const freshEnv = () => cliEnv({ TOOLREG_CACHE_DIR: mkdtempSync(join(tmpdir(), 'toolreg-cli-servers-cache-')) })
+
+/** The test server behind a node wrapper that appends a line to `marker` each time it starts. */
+function countedServer(id, args = []) {
+  const marker = join(mkdtempSync(join(tmpdir(), 'toolreg-starts-')), 'starts')
+  writeFileSync(marker, '')
+  const { command, args: serverArgs } = testServer(id, args)
+  const wrapper = `require('fs').appendFileSync(${JSON.stringify(marker)}, 'start\\n'); process.exitCode = require('child_process').spawnSync(${JSON.stringify(command)}, ${JSON.stringify(serverArgs)}, { stdio: 'inherit' }).status ?? 1`
+  return { entry: { command: process.execPath, args: ['-e', wrapper] }, starts: () => readFileSync(marker, 'utf8').split('\n').filter(Boolean).length }
+}
+
+describe('a broken server costs one command, not every command', () => {
+  it('remembers a failure: the next commands leave the server out at once, say when it failed and how to retry', async () => {
+    const env = freshEnv()
+    const hanging = countedServer('hanging', ['--hang-on-list'])
+    const live = countedServer('live')
+    const file = writeConfig({ mcpServers: { hanging: hanging.entry, live: live.entry } })
+    const first = await runCli(['search', 'echo a message', '--config', file, '--timeout', '3000'], { env })
+    expect(first.code).toBe(0)
+    expect(first.stderr).toMatch(/warning: hanging is left out: did not answer within 3 s/)
+    expect(hanging.starts()).toBe(1)
+
+    for (const args of [['search', 'echo a message'], ['audit', '--json'], ['exec', 'return 1'], ['report', '--out', join(mkdtempSync(join(tmpdir(), 'toolreg-report-')), 'r.html')]]) {
+      const run = await runCli([...args, '--config', file, '--timeout', '20000'], { env })
+      // Not started again, so not waited on; the reason and the way to retry are shown.
+      expect(hanging.starts(), args[0]).toBe(1)
+      const said = args[0] === 'audit' ? JSON.parse(run.stdout).servers.find((s) => s.id === 'hanging') : null
+      if (said) expect(said).toMatchObject({ status: 'failed', summary: expect.stringMatching(/did not answer within 3 s/), hint: expect.stringMatching(/failed \d+ min ago .*--refresh tries it now/) })
+      else if (args[0] !== 'report') expect(run.stderr, args[0]).toMatch(/hanging is left out: did not answer within 3 s[^\n]*failed \d+ min ago[^\n]*--refresh tries it now/)
+    }
+    expect(live.starts()).toBe(1) // listed once, then served from the cache
+
+    // Naming the server, or --refresh, tries it again.
+    const named = await runCli(['inspect', 'hanging/echo', '--config', file, '--timeout', '2000'], { env })
+    expect(named.code).not.toBe(0)
+    expect(hanging.starts()).toBe(2)
+    await runCli(['search', 'echo', '--config', file, '--timeout', '2000', '--refresh'], { env })
+    expect(hanging.starts()).toBe(3)
+  }, 120_000)
+
+  it('search --namespace starts only that server', async () => {
+    const env = freshEnv()
+    const hanging = countedServer('hanging', ['--hang-on-list'])
+    const live = countedServer('live')
+    const file = writeConfig({ mcpServers: { hanging: hanging.entry, live: live.entry } })
+    const run = await runCli(['search', 'echo a message', '--config', file, '-n', 'live', '--json', '--timeout', '30000'], { env })
+    expect(run.code).toBe(0)
+    expect(JSON.parse(run.stdout)[0].id).toBe('live/echo')
+    expect([hanging.starts(), live.starts()]).toEqual([0, 1])
+    const typo = await runCli(['search', 'echo', '--config', file, '-n', 'lvie'], { env })
+    expect(typo.code).toBe(5)
+    expect(typo.stderr).toMatch(/No server "lvie" in the config\. Did you mean "live"\?/)
+    expect(hanging.starts()).toBe(0)
+  }, 60_000)
+
+  it('exec starts a cached server only when its code calls one of its tools', async () => {
+    const env = freshEnv()
+    const live = countedServer('live')
+    const file = writeConfig({ mcpServers: { live: live.entry } })
+    await runCli(['search', 'echo', '--config', file], { env })
+    expect(live.starts()).toBe(1)
+    const idle = await runCli(['exec', 'return 1 + 1', '--config', file, '--json'], { env })
+    expect(JSON.parse(idle.stdout).result).toBe(2)
+    expect(live.starts()).toBe(1)
+    const called = await runCli(['exec', "return await tools.invoke('live/echo', { text: 'hi' })", '--config', file, '--json'], { env })
+    expect(JSON.stringify(JSON.parse(called.stdout).result)).toMatch(/hi/)
+    expect(live.starts()).toBe(2)
+  }, 60_000)
+})
