@@ -4,7 +4,7 @@
 // `search` the servers with no fresh cached listing, `audit` all of them.
 import { createRequire } from 'node:module'
 import { ConfigError, loadConfigFile } from './config.mjs'
-import { discoverConfigs } from './discover.mjs'
+import { discoverConfigs, mergeConfigs } from './discover.mjs'
 import { mergeToolregSettings, needsApprovalBySettings } from './profiles.mjs'
 import { referenceServers } from './defaults.mjs'
 import { defaultCatalog, firstLine } from './catalog.mjs'
@@ -56,13 +56,10 @@ export function closeSessionsOnSignals() {
 /**
  * Where the servers come from: `--config F`, `--demo`, else the discovered project or user
  * configs, else the demo (with a `notice` saying nothing was found).
- * @returns {{ kind: 'file' | 'project' | 'user' | 'demo', files: string[], servers, skipped, notice?: string, cleanup?: () => void }}
+ * @returns {{ kind: 'file' | 'project' | 'user' | 'demo', files: string[], servers, skipped: { id, key, file?, why }[], notice?: string, cleanup?: () => void }}
  */
 export function resolveSource({ config, demo } = {}) {
-  if (config) {
-    const loaded = loadConfigFile(config)
-    return { kind: 'file', files: [loaded.file], servers: loaded.servers.map((s) => ({ ...s, file: loaded.file })), skipped: loaded.skipped, settings: loaded.settings }
-  }
+  if (config) return { kind: 'file', ...mergeConfigs([loadConfigFile(config)]) }
   let notice
   if (!demo) {
     const found = discoverConfigs()
@@ -159,7 +156,7 @@ export async function openSession({ config, demo, onSource, timeoutMs, timeoutGi
     for (const server of wanted) {
       const cached = useCache ? readCachedTools(server.config) : null
       if (cached) {
-        const record = { id: server.config.id, name: server.config.name, kind: 'mcp', transport: server.config.type, key: server.key, command: server.display, status: 'cached', cachedAt: cached.savedAt, tools: [] }
+        const record = { ...recordOf(server), status: 'cached', cachedAt: cached.savedAt }
         session.registry.registerMany(listedEntries(record, cached.tools, entryDescriptionOf))
         session.servers.push(record)
         continue
@@ -186,6 +183,15 @@ export async function openSession({ config, demo, onSource, timeoutMs, timeoutGi
   }
 }
 
+/**
+ * A configured server as commands report it: which files list it (`files`), the id of an
+ * earlier server it is the same as (`sameAs`), and why its transport was guessed.
+ */
+function recordOf(server) {
+  const { config, key, display, files = [], sameAs = null, transportGuess } = server
+  return { id: config.id, name: config.name, kind: 'mcp', transport: config.type, key, command: display, files, sameAs, ...(transportGuess && { transportGuess }), tools: [] }
+}
+
 function stderrTailOf(hub, serverId) {
   return hub.status().find((s) => s.id === serverId)?.stderrTail ?? ''
 }
@@ -201,8 +207,9 @@ function fail(record, hub, error, { timeoutMs, runner }) {
 async function connectAll(session, servers, progress) {
   const { hub, registry } = session
   const records = await Promise.all(
-    servers.map(async ({ config, key, display, timeoutMs }) => {
-      const record = { id: config.id, name: config.name, kind: 'mcp', transport: config.type, key, command: display, tools: [] }
+    servers.map(async (server) => {
+      const { config, display, timeoutMs } = server
+      const record = recordOf(server)
       const started = Date.now()
       const runner = isPackageRunner(config)
       progress?.start(config.id, `starting: ${display}${runner ? ' (a first run may download the package)' : ''}`)
