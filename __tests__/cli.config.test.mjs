@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os'
 import { join, sep } from 'node:path'
 import { referenceServer, testServer } from './mcpServers.mjs'
 import { cliEnv, hasScript, runCli, runOnTerminal, writeConfig } from './cliRun.mjs'
+import { loadConfigFile, parseConfig } from '../cli/config.mjs'
+import { clientOf, discoverConfigs, userConfigFiles } from '../cli/discover.mjs'
 
 const everything = () => {
   const { command, args } = referenceServer('everything')
@@ -42,15 +44,15 @@ describe('config discovery (no --config)', () => {
     expect(text.stdout.split('\n')[0]).toBe(`toolreg audit: ${join(project, '.cursor', 'mcp.json')}`)
   }, 60_000)
 
-  it('reads every project file of that folder; an id in two files is taken from the first', async () => {
+  it('reads every project file of that folder; an id two files give different servers is taken from the first', async () => {
     const project = folder({
       '.cursor/mcp.json': { mcpServers: { ev: everything() } },
-      '.mcp.json': { mcpServers: { ev: everything(), other: everything() } },
+      '.mcp.json': { mcpServers: { ev: { ...everything(), env: { OTHER: '1' } }, other: everything() } },
     })
     const doc = JSON.parse((await runCli(['audit', '--json'], { cwd: project })).stdout)
     expect(doc.configFiles).toEqual([join(project, '.cursor', 'mcp.json'), join(project, '.mcp.json')])
     expect(doc.servers.map((s) => s.id)).toEqual(['ev', 'other'])
-    expect(doc.skipped).toEqual([expect.objectContaining({ key: 'mcpServers.ev', why: expect.stringContaining('already taken') })])
+    expect(doc.skipped).toEqual([expect.objectContaining({ id: 'ev', key: 'mcpServers.ev', file: join(project, '.mcp.json'), why: expect.stringContaining('already taken by a different server') })])
   }, 60_000)
 
   it('falls back to the user\'s client configs (Cursor, Claude Code) at their standard paths', async () => {
@@ -310,5 +312,123 @@ describe('the command line itself', () => {
     expect(run.stderr).toContain('ev has no tool "get-sm". Did you mean "ev/get-sum"?')
     const bare = await runCli(['call', 'get-sun', '{}', '--config', file])
     expect(bare.stderr).toContain('No tool named "get-sun". Did you mean "ev/get-sum"?')
+  }, 60_000)
+})
+
+/** A file holding `text` as written (comments and all), in a fresh folder. */
+function textFile(text, name = 'mcp.json') {
+  const file = join(mkdtempSync(join(tmpdir(), 'toolreg-text-')), name)
+  writeFileSync(file, text)
+  return file
+}
+
+describe('config files people have', () => {
+  it('reads comments and trailing commas (VS Code accepts them), keeping // and /* inside strings', () => {
+    const file = textFile(`{
+  // the team's servers
+  "servers": {
+    /* remote */ "docs": { "url": "https://example.com//a/*b*/", "headers": { "X": "//not a comment" }, },
+    "local": { "command": "node", "args": ["server.js",], },
+  },
+}`)
+    const { servers, skipped } = loadConfigFile(file, { env: {} })
+    expect(skipped).toEqual([])
+    expect(servers.map((s) => s.config)).toEqual([
+      expect.objectContaining({ id: 'docs', url: 'https://example.com//a/*b*/', headers: { X: '//not a comment' } }),
+      expect.objectContaining({ id: 'local', command: 'node', args: ['server.js'] }),
+    ])
+  })
+
+  it('a file that is still invalid is named with line:column and the key it is in', () => {
+    const cases = [
+      ['{\n  "mcpServers": {\n    "a": { "command": "x", "args": ["y" "z"] }\n  }\n}', 'line 3, column 41 (in mcpServers.a.args): expected \',\' or \']\', found \'"\''],
+      ['{ "mcpServers": {\n  "a": { "command": \'x\' } } }', 'line 2, column 21 (in mcpServers.a.command): a string in single quotes; JSON needs double quotes'],
+      ['{ "servers": {} /* never closed', 'line 1, column 17: a /* comment is never closed with */'],
+      ['{ "mcpServers": ', 'line 1, column 17 (in mcpServers): expected a value, found the end of the file'],
+    ]
+    for (const [text, where] of cases) {
+      const file = textFile(text)
+      expect(() => loadConfigFile(file), text).toThrow(`${file}: is not valid JSON at ${where}`)
+    }
+  })
+
+  it('Claude Code\'s ${VAR} and ${VAR:-default} in command, args, env, url and headers; an unset one without a default skips the server, naming it', () => {
+    const env = { TOOLREG_BIN: '/opt/bin/server', TOOLREG_KEY: 'k1', TOOLREG_EMPTY: '' }
+    const { servers, skipped } = parseConfig({
+      mcpServers: {
+        local: { command: '${TOOLREG_BIN}', args: ['--key=${TOOLREG_KEY}', '${TOOLREG_MODE:-fast}'], env: { KEY: '${TOOLREG_KEY}', EMPTY: '${TOOLREG_EMPTY:-unused}' } },
+        remote: { type: 'http', url: '${TOOLREG_HOST:-https://example.com}/mcp', headers: { Authorization: 'Bearer ${TOOLREG_KEY}' } },
+        missing: { command: 'node', env: { TOKEN: '${TOOLREG_SURELY_UNSET}' } },
+      },
+    }, 'mcp.json', { env })
+    expect(servers.map((s) => s.config)).toEqual([
+      expect.objectContaining({ command: '/opt/bin/server', args: ['--key=k1', 'fast'], env: { KEY: 'k1', EMPTY: '' } }),
+      expect.objectContaining({ url: 'https://example.com/mcp', headers: { Authorization: 'Bearer k1' } }),
+    ])
+    expect(skipped).toEqual([{ id: 'missing', key: 'mcpServers.missing', file: 'mcp.json', why: expect.stringMatching(/^mcpServers\.missing\.env\.TOKEN uses \$\{TOOLREG_SURELY_UNSET\}, but TOOLREG_SURELY_UNSET is not set: set it .*or give a default as \$\{TOOLREG_SURELY_UNSET:-value\}$/) }])
+  })
+
+  it('an entry toolreg cannot run skips that server with the reason, never the file; Windsurf\'s serverUrl is a url; a url ending in /sse is legacy SSE', () => {
+    const { servers, skipped } = parseConfig({
+      mcpServers: {
+        socket: { type: 'ws', url: 'ws://127.0.0.1:9/' },
+        windsurf: { serverUrl: 'https://example.com/mcp' },
+        legacy: { url: 'https://example.com/v1/sse' },
+        named: { url: 'https://example.com/sse', type: 'http' },
+        gemini: { httpUrl: 'https://example.com/mcp' },
+        ftp: { url: 'ftp://example.com/mcp' },
+        typo: { command: 42 },
+        ok: { command: 'node' },
+      },
+    }, 'mcp.json', { env: {} })
+    expect(servers.map((s) => [s.config.id, s.config.type, s.transportGuess ?? null])).toEqual([
+      ['windsurf', 'streamableHttp', null],
+      ['legacy', 'sse', 'the URL ends in /sse and no "type" is given'],
+      ['named', 'streamableHttp', null],
+      ['ok', 'stdio', null],
+    ])
+    expect(Object.fromEntries(skipped.map((s) => [s.id, s.why]))).toEqual({
+      socket: expect.stringMatching(/^mcpServers\.socket\.type: "ws" \(WebSocket\) is not an MCP transport toolreg speaks; use one of http, /),
+      gemini: 'mcpServers.gemini: needs "command" (a local server) or "url" (a remote one); it has "httpUrl"',
+      ftp: 'mcpServers.ftp.url: "ftp://example.com/mcp" is not an http:// or https:// URL',
+      typo: 'mcpServers.typo.command: expected a non-empty string, got 42',
+    })
+  })
+
+  it('finds VS Code\'s and Windsurf\'s user configs; a broken file beside them is skipped with its reason, the others read', () => {
+    const home = mkdtempSync(join(tmpdir(), 'toolreg-home-'))
+    const write = (path, text) => {
+      mkdirSync(join(home, path, '..'), { recursive: true })
+      writeFileSync(join(home, path), text)
+    }
+    write('.cursor/mcp.json', '{ "mcpServers": { "a": { "command": "node" } ')
+    write('.config/Code/User/mcp.json', '{\n  // VS Code user settings\n  "servers": { "code": { "command": "node", }, },\n}')
+    write('.codeium/windsurf/mcp_config.json', '{ "mcpServers": { "surf": { "serverUrl": "https://example.com/mcp" } } }')
+    const cwd = mkdtempSync(join(tmpdir(), 'toolreg-elsewhere-'))
+    const found = discoverConfigs({ cwd, home, env: {}, platform: 'linux' })
+    const [cursor, code, surf] = ['.cursor/mcp.json', '.config/Code/User/mcp.json', '.codeium/windsurf/mcp_config.json'].map((p) => join(home, p))
+    expect(found.scope).toBe('user')
+    expect(found.files).toEqual([cursor, code, surf])
+    expect(found.servers.map((s) => [s.config.id, s.file])).toEqual([['code', code], ['surf', surf]])
+    expect(found.skipped).toEqual([{ id: null, key: null, file: cursor, why: 'is not valid JSON at line 1, column 46 (in mcpServers): expected \',\' or \'}\', found the end of the file' }])
+    expect(['Cursor', 'VS Code', 'Windsurf']).toEqual(found.files.map(clientOf))
+    const vscode = (platform, env = {}) => userConfigFiles({ home: '/h', platform, env }).find((u) => u.client === 'VS Code').file
+    expect(vscode('darwin')).toBe(join('/h', 'Library', 'Application Support', 'Code', 'User', 'mcp.json'))
+    expect(vscode('win32', { APPDATA: 'C:\\Users\\me\\AppData\\Roaming' })).toBe(join('C:\\Users\\me\\AppData\\Roaming', 'Code', 'User', 'mcp.json'))
+    expect(vscode('linux', { XDG_CONFIG_HOME: '/x' })).toBe(join('/x', 'Code', 'User', 'mcp.json'))
+  })
+
+  it('a broken .vscode/mcp.json does not stop a valid .cursor/mcp.json beside it; given with --config it is an error (exit 3)', async () => {
+    const project = folder({ '.cursor/mcp.json': { mcpServers: { ev: everything() } } })
+    mkdirSync(join(project, '.vscode'))
+    const broken = join(project, '.vscode', 'mcp.json')
+    writeFileSync(broken, '{\n  "servers": {\n    "x": { "command": "node" }\n    "y": {}\n  }\n}')
+    const run = await runCli(['audit'], { cwd: project })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).toContain(`skipped the file in ${broken}: is not valid JSON at line 4, column 5 (in servers): expected ',' or '}', found '"'`)
+    expect(run.stdout).toMatch(/│ ev +│ Cursor +│ stdio +│ connected/)
+    const explicit = await runCli(['audit', '--config', broken])
+    expect(explicit.code).toBe(3)
+    expect(explicit.stderr).toContain(`Config error: ${broken}: is not valid JSON at line 4, column 5`)
   }, 60_000)
 })

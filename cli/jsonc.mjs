@@ -102,6 +102,7 @@ export function parseJsonc(text) {
       return array
     }
     if (c === '"') return string(path)
+    if (c === "'") fail('a string in single quotes; JSON needs double quotes', path)
     NUMBER.lastIndex = at
     const number = NUMBER.exec(text)?.[0]
     if (number) {
