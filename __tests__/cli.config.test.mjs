@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
+import { spawn } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join, sep } from 'node:path'
 import { referenceServer, testServer } from './mcpServers.mjs'
@@ -430,5 +431,123 @@ describe('config files people have', () => {
     const explicit = await runCli(['audit', '--config', broken])
     expect(explicit.code).toBe(3)
     expect(explicit.stderr).toContain(`Config error: ${broken}: is not valid JSON at line 4, column 5`)
+  }, 60_000)
+})
+
+describe('config files people have, end to end', () => {
+  it('Claude Code variables reach the server: ${VAR} and ${VAR:-default}', async () => {
+    const { command, args } = everything()
+    const project = folder({
+      '.mcp.json': {
+        mcpServers: {
+          vars: { command: '${TOOLREG_TEST_NODE}', args, env: { SET: '${TOOLREG_TEST_TOKEN}', DEFAULTED: '${TOOLREG_SURELY_UNSET:-fallback}' } },
+          unset: { command, args, env: { KEY: '${TOOLREG_SURELY_UNSET}' } },
+        },
+      },
+    })
+    const env = cliEnv({ TOOLREG_TEST_NODE: command, TOOLREG_TEST_TOKEN: 's3cret' })
+    const call = await runCli(['call', 'vars/get-env', '{}'], { cwd: project, env })
+    expect(call.code, call.stderr).toBe(0)
+    expect(JSON.parse(call.stdout.slice(call.stdout.indexOf('{')))).toMatchObject({ SET: 's3cret', DEFAULTED: 'fallback' })
+  }, 60_000)
+
+  it('a url ending in /sse with no "type" is audited as legacy SSE, and says so', async () => {
+    const child = spawn(testServer('sse').command, ['--transport', 'http', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    try {
+      const port = await new Promise((resolve, reject) => {
+        let out = ''
+        child.stdout.on('data', (chunk) => {
+          out += chunk
+          const match = /LISTENING (\d+)/.exec(out)
+          if (match) resolve(Number(match[1]))
+        })
+        child.on('exit', (code) => reject(new Error(`test server exited with ${code}`)))
+      })
+      const file = writeConfig({ mcpServers: { legacy: { url: `http://127.0.0.1:${port}/sse` } } })
+      const run = await runCli(['audit', '--config', file, '--json'])
+      expect(run.code, run.stderr).toBe(0)
+      expect(JSON.parse(run.stdout).servers).toEqual([expect.objectContaining({ id: 'legacy', transport: 'sse', status: 'connected', transportGuess: 'the URL ends in /sse and no "type" is given' })])
+      expect((await runCli(['audit', '--config', file])).stdout).toContain('legacy is taken as legacy SSE: the URL ends in /sse and no "type" is given')
+    } finally {
+      child.kill()
+    }
+  }, 60_000)
+})
+
+describe('skipped servers stay visible', () => {
+  const skippedConfig = () => writeConfig({ mcpServers: { github: { ...everything(), env: { GITHUB_TOKEN: '${TOOLREG_SURELY_UNSET_GH}' } }, ev: everything() } })
+  const why = 'mcpServers.github.env.GITHUB_TOKEN uses ${TOOLREG_SURELY_UNSET_GH}, but TOOLREG_SURELY_UNSET_GH is not set'
+
+  it('call and inspect of a skipped server say it was skipped, why and how to fix it (exit 3); search warns', async () => {
+    const file = skippedConfig()
+    const [call, inspect, bare, search] = await Promise.all([
+      runCli(['call', 'github/get-sum', '{"a": 1, "b": 2}', '--config', file]),
+      runCli(['inspect', 'github/echo', '--config', file]),
+      runCli(['call', 'create_issue', '{}', '--config', file]),
+      runCli(['search', 'echo', '--config', file, '--json']),
+    ])
+    for (const run of [call, inspect]) {
+      expect(run.code).toBe(3)
+      expect(run.stderr).toContain(`github is skipped, so its tools are unknown: ${why}: set it in the environment toolreg runs in, or give a default as \${TOOLREG_SURELY_UNSET_GH:-value} (in ${file}).`)
+      expect(run.stderr).not.toContain('No tools of a server')
+    }
+    expect(bare.code).toBe(5)
+    expect(bare.stderr).toContain('The tools of skipped servers are unknown (github; toolreg audit says why).')
+    expect(search.code).toBe(0)
+    expect(search.stderr).toContain(`warning: github is skipped: ${why}`)
+  }, 60_000)
+
+  it('audit and report list skipped servers; when every server was skipped they exit 3', async () => {
+    const partly = skippedConfig()
+    const out = join(mkdtempSync(join(tmpdir(), 'toolreg-skipped-report-')), 'r.html')
+    const [audit, report] = await Promise.all([runCli(['audit', '--config', partly]), runCli(['report', '--config', partly, '--out', out])])
+    expect(audit.code, audit.stderr).toBe(0)
+    expect(audit.stdout).toContain(`skipped mcpServers.github: ${why}`)
+    expect(audit.stdout).toMatch(/servers +1 MCP \(0 failed\), 1 skipped/)
+    expect(report.code).toBe(0)
+    const rows = [...readFileSync(out, 'utf8').matchAll(/<tr data-server="([^"]*)"><td>[^<]*<\/td><td>([^<]*)<\/td>/g)].map((m) => [m[1], m[2]])
+    expect(rows).toEqual([['github', expect.stringContaining(why.replaceAll('"', '&quot;'))]])
+
+    const none = writeConfig({ mcpServers: { github: { ...everything(), env: { GITHUB_TOKEN: '${TOOLREG_SURELY_UNSET_GH}' } }, off: { ...everything(), disabled: true } } })
+    const [text, json, page] = await Promise.all([runCli(['audit', '--config', none]), runCli(['audit', '--config', none, '--json']), runCli(['report', '--config', none, '--out', out])])
+    for (const run of [text, json, page]) {
+      expect(run.code).toBe(3)
+      expect(run.stderr).toContain(`Nothing was audited: every server in ${none} was skipped.`)
+    }
+    expect(json.stderr).toContain(`github: ${why}`)
+    expect(JSON.parse(json.stdout).skipped.map((s) => s.id)).toEqual(['github', 'off'])
+    expect(readFileSync(out, 'utf8')).toContain('No tools to draw: every server was skipped (see above).')
+  }, 60_000)
+})
+
+describe('audit per config file', () => {
+  it('each client\'s file is its own per-request total; a server in two files or under two ids is counted once in the combined one', async () => {
+    const { command, args, env } = referenceServer('memory')
+    const home = folder({
+      '.cursor/mcp.json': { mcpServers: { ev: everything(), memory: { command, args, env } } },
+      '.claude.json': { mcpServers: { everything: everything() } },
+      '.config/Code/User/mcp.json': { servers: { ev: everything() } },
+    })
+    const files = ['.cursor/mcp.json', '.claude.json', '.config/Code/User/mcp.json'].map((f) => join(home, f))
+    const elsewhere = mkdtempSync(join(tmpdir(), 'toolreg-elsewhere-'))
+    const [json, text] = await Promise.all([
+      runCli(['audit', '--json'], { cwd: elsewhere, env: cliEnv({ HOME: home }) }),
+      runCli(['audit'], { cwd: elsewhere, env: cliEnv({ HOME: home }) }),
+    ])
+    expect(json.code, json.stderr).toBe(0)
+    const doc = JSON.parse(json.stdout)
+    const server = Object.fromEntries(doc.servers.map((s) => [s.id, s]))
+    expect(doc.servers.map((s) => [s.id, s.files, s.sameAs])).toEqual([['ev', [files[0], files[2]], null], ['memory', [files[0]], null], ['everything', [files[1]], 'ev']])
+    expect(doc.clients.map((c) => [c.file, c.client, c.servers])).toEqual([[files[0], 'Cursor', ['ev', 'memory']], [files[1], 'Claude Code', ['everything']], [files[2], 'VS Code', ['ev']]])
+    const [cursor, claude, vscode] = doc.clients.map((c) => c.summary)
+    expect(cursor.tokens).toBe(server.ev.tokens + server.memory.tokens)
+    expect(claude.tokens).toBe(server.everything.tokens)
+    expect(vscode.tokens).toBe(server.ev.tokens)
+    for (const c of [cursor, claude, vscode]) expect(c.inlineTokens).toBe(c.tokens - c.deferredTokens + c.overheadTokens)
+    expect(doc.summary).toMatchObject({ mcpServers: 2, sharedServers: 1, tokens: server.ev.tokens + server.memory.tokens, tools: server.ev.toolCount + server.memory.toolCount })
+    expect(text.stdout).toContain('Per config file (what each client sends)')
+    expect(text.stdout).toMatch(new RegExp(`│ Claude Code ${files[1].replace(/[.]/g, '\\.')} +│ 1 +│ +${server.everything.toolCount} │`))
+    expect(text.stdout).toContain('everything is the same server as ev (same command line): the combined total counts it once')
+    expect(text.stdout).toContain('Summary (every config together, each server counted once)')
   }, 60_000)
 })
