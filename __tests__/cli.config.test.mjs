@@ -4,10 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
-import { spawn } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join, sep } from 'node:path'
-import { referenceServer, testServer } from './mcpServers.mjs'
+import { referenceServer, startHttpTestServer, testServer } from './mcpServers.mjs'
 import { cliEnv, hasScript, runCli, runOnTerminal, writeConfig } from './cliRun.mjs'
 import { loadConfigFile, parseConfig } from '../cli/config.mjs'
 import { clientOf, discoverConfigs, userConfigFiles } from '../cli/discover.mjs'
@@ -452,24 +451,15 @@ describe('config files people have, end to end', () => {
   }, 60_000)
 
   it('a url ending in /sse with no "type" is audited as legacy SSE, and says so', async () => {
-    const child = spawn(testServer('sse').command, ['--transport', 'http', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const server = await startHttpTestServer()
     try {
-      const port = await new Promise((resolve, reject) => {
-        let out = ''
-        child.stdout.on('data', (chunk) => {
-          out += chunk
-          const match = /LISTENING (\d+)/.exec(out)
-          if (match) resolve(Number(match[1]))
-        })
-        child.on('exit', (code) => reject(new Error(`test server exited with ${code}`)))
-      })
-      const file = writeConfig({ mcpServers: { legacy: { url: `http://127.0.0.1:${port}/sse` } } })
+      const file = writeConfig({ mcpServers: { legacy: { url: `${server.origin}/sse` } } })
       const run = await runCli(['audit', '--config', file, '--json'])
       expect(run.code, run.stderr).toBe(0)
       expect(JSON.parse(run.stdout).servers).toEqual([expect.objectContaining({ id: 'legacy', transport: 'sse', status: 'connected', transportGuess: 'the URL ends in /sse and no "type" is given' })])
       expect((await runCli(['audit', '--config', file])).stdout).toContain('legacy is taken as legacy SSE: the URL ends in /sse and no "type" is given')
     } finally {
-      child.kill()
+      server.stop()
     }
   }, 60_000)
 })

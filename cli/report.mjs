@@ -100,13 +100,16 @@ ${rows}
 
 /** The page as a string. */
 export function buildReport(doc, decisions) {
-  const serverIndex = new Map(doc.servers.map((s, i) => [s.id, i]))
+  // A server listed again under another id (`sameAs`) is drawn and ranked once, as the totals count it.
+  const counted = doc.servers.filter((s) => !s.sameAs)
+  const serverIndex = new Map(counted.map((s, i) => [s.id, i]))
+  const view = { ...doc, servers: counted, tools: doc.tools.filter((t) => serverIndex.has(t.server)) }
   const data = {
-    servers: doc.servers.map((s, i) => ({ id: s.id, name: s.name, kind: s.kind, tokens: s.tokens, toolCount: s.toolCount, color: serverColor(i, s.kind) })),
+    servers: counted.map((s, i) => ({ id: s.id, name: s.name, kind: s.kind, tokens: s.tokens, toolCount: s.toolCount, color: serverColor(i, s.kind) })),
     // Per tool only what the page draws and searches, as a row [server index, name, one-liner
     // cut at 120 characters, tokens, deferred 0/1]: the 11k-tool catalog's page was 2.2 MB with
     // wire ids, 200-character descriptions and a key per value.
-    tools: doc.tools.map((t) => [serverIndex.get(t.server), t.tool ?? t.name, clip(t.description, 120), t.tokens, t.deferred ? 1 : 0]),
+    tools: view.tools.map((t) => [serverIndex.get(t.server), t.tool ?? t.name, clip(t.description, 120), t.tokens, t.deferred ? 1 : 0]),
   }
   const m = doc.summary
   const failed = doc.servers.filter((s) => s.status === 'failed')
@@ -117,13 +120,13 @@ export function buildReport(doc, decisions) {
 <h1>toolreg report</h1>
 ${doc.notice ? `<p class="deferred-yes"><b>${escapeHtml(doc.notice)}</b></p>` : ''}
 <p class="muted">${escapeHtml(doc.configFiles.length ? `Config: ${doc.configFiles.join(', ')}` : `The demo setup: the MCP reference servers, run live, and ${doc.catalog?.label ?? 'no catalog'}, listed but not callable`)}.<br>
-${num(doc.summary.mcpServers)} MCP servers (${m.failedServers} failed${doc.skipped.length ? `, ${doc.skipped.length} skipped` : ''}), ${num(doc.servers.length - doc.summary.mcpServers)} catalog servers, ${num(m.tools)} tools;
+${num(doc.summary.mcpServers)} MCP servers (${m.failedServers} failed${doc.skipped.length ? `, ${doc.skipped.length} skipped` : ''}), ${num(counted.filter((s) => s.kind === 'catalog').length)} catalog servers, ${num(m.tools)} tools;
 their definitions cost <b>${num(m.tokens)}</b> ${escapeHtml(doc.encoding)} tokens, sent with every request unless deferred.</p>
 ${failedSection(failed)}
 ${skippedSection(doc.skipped)}
 ${clientSection(doc)}
 <h2>Token cost by server and tool</h2>
-${m.tools ? `${legend(doc)}
+${m.tools ? `${legend(view)}
 <svg id="treemap" viewBox="0 0 1200 640" role="img" aria-label="treemap of token cost"></svg>` : `<p id="no-tools" class="deferred-yes">No tools to draw: ${failed.length ? 'every server failed (see above)' : doc.servers.length ? 'the servers list none' : 'every server was skipped (see above)'}.</p>`}
 <h2>Defer decision by context window</h2>
 <table id="decisions"><thead><tr><th>window</th><th>threshold (10%)</th><th>decision</th><th>tokens per request</th><th>saved</th><th>reason</th></tr></thead><tbody>
@@ -131,7 +134,7 @@ ${decisionRows(decisions)}
 </tbody></table>
 <h2>Costliest tools</h2>
 <table id="top-tools"><thead><tr><th>tool</th><th>server</th><th>tokens</th><th>% of ${num(doc.contextWindow)}</th><th>description</th></tr></thead><tbody>
-${topToolRows(doc)}
+${topToolRows(view)}
 </tbody></table>
 <h2>Search the catalog</h2>
 <p class="muted">BM25 over tool names, server names and descriptions, computed in this page (a simplified JavaScript version of toolreg's ranking: no parameter fields, no embeddings).</p>
