@@ -6,8 +6,10 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join, sep } from 'node:path'
-import { referenceServer, testServer } from './mcpServers.mjs'
+import { referenceServer, startHttpTestServer, testServer } from './mcpServers.mjs'
 import { cliEnv, hasScript, runCli, runOnTerminal, writeConfig } from './cliRun.mjs'
+import { loadConfigFile, parseConfig } from '../cli/config.mjs'
+import { clientOf, discoverConfigs, userConfigFiles } from '../cli/discover.mjs'
 
 const everything = () => {
   const { command, args } = referenceServer('everything')
@@ -42,15 +44,15 @@ describe('config discovery (no --config)', () => {
     expect(text.stdout.split('\n')[0]).toBe(`toolreg audit: ${join(project, '.cursor', 'mcp.json')}`)
   }, 60_000)
 
-  it('reads every project file of that folder; an id in two files is taken from the first', async () => {
+  it('reads every project file of that folder; an id two files give different servers is taken from the first', async () => {
     const project = folder({
       '.cursor/mcp.json': { mcpServers: { ev: everything() } },
-      '.mcp.json': { mcpServers: { ev: everything(), other: everything() } },
+      '.mcp.json': { mcpServers: { ev: { ...everything(), env: { OTHER: '1' } }, other: everything() } },
     })
     const doc = JSON.parse((await runCli(['audit', '--json'], { cwd: project })).stdout)
     expect(doc.configFiles).toEqual([join(project, '.cursor', 'mcp.json'), join(project, '.mcp.json')])
     expect(doc.servers.map((s) => s.id)).toEqual(['ev', 'other'])
-    expect(doc.skipped).toEqual([expect.objectContaining({ key: 'mcpServers.ev', why: expect.stringContaining('already taken') })])
+    expect(doc.skipped).toEqual([expect.objectContaining({ id: 'ev', key: 'mcpServers.ev', file: join(project, '.mcp.json'), why: expect.stringContaining('already taken by a different server') })])
   }, 60_000)
 
   it('falls back to the user\'s client configs (Cursor, Claude Code) at their standard paths', async () => {
@@ -310,5 +312,232 @@ describe('the command line itself', () => {
     expect(run.stderr).toContain('ev has no tool "get-sm". Did you mean "ev/get-sum"?')
     const bare = await runCli(['call', 'get-sun', '{}', '--config', file])
     expect(bare.stderr).toContain('No tool named "get-sun". Did you mean "ev/get-sum"?')
+  }, 60_000)
+})
+
+/** A file holding `text` as written (comments and all), in a fresh folder. */
+function textFile(text, name = 'mcp.json') {
+  const file = join(mkdtempSync(join(tmpdir(), 'toolreg-text-')), name)
+  writeFileSync(file, text)
+  return file
+}
+
+describe('config files people have', () => {
+  it('reads comments and trailing commas (VS Code accepts them), keeping // and /* inside strings', () => {
+    const file = textFile(`{
+  // the team's servers
+  "servers": {
+    /* remote */ "docs": { "url": "https://example.com//a/*b*/", "headers": { "X": "//not a comment" }, },
+    "local": { "command": "node", "args": ["server.js",], },
+  },
+}`)
+    const { servers, skipped } = loadConfigFile(file, { env: {} })
+    expect(skipped).toEqual([])
+    expect(servers.map((s) => s.config)).toEqual([
+      expect.objectContaining({ id: 'docs', url: 'https://example.com//a/*b*/', headers: { X: '//not a comment' } }),
+      expect.objectContaining({ id: 'local', command: 'node', args: ['server.js'] }),
+    ])
+  })
+
+  it('a file that is still invalid is named with line:column and the key it is in', () => {
+    const cases = [
+      ['{\n  "mcpServers": {\n    "a": { "command": "x", "args": ["y" "z"] }\n  }\n}', 'line 3, column 41 (in mcpServers.a.args): expected \',\' or \']\', found \'"\''],
+      ['{ "mcpServers": {\n  "a": { "command": \'x\' } } }', 'line 2, column 21 (in mcpServers.a.command): a string in single quotes; JSON needs double quotes'],
+      ['{ "servers": {} /* never closed', 'line 1, column 17: a /* comment is never closed with */'],
+      ['{ "mcpServers": ', 'line 1, column 17 (in mcpServers): expected a value, found the end of the file'],
+    ]
+    for (const [text, where] of cases) {
+      const file = textFile(text)
+      expect(() => loadConfigFile(file), text).toThrow(`${file}: is not valid JSON at ${where}`)
+    }
+  })
+
+  it('Claude Code\'s ${VAR} and ${VAR:-default} in command, args, env, url and headers; an unset one without a default skips the server, naming it', () => {
+    const env = { TOOLREG_BIN: '/opt/bin/server', TOOLREG_KEY: 'k1', TOOLREG_EMPTY: '' }
+    const { servers, skipped } = parseConfig({
+      mcpServers: {
+        local: { command: '${TOOLREG_BIN}', args: ['--key=${TOOLREG_KEY}', '${TOOLREG_MODE:-fast}'], env: { KEY: '${TOOLREG_KEY}', EMPTY: '${TOOLREG_EMPTY:-unused}' } },
+        remote: { type: 'http', url: '${TOOLREG_HOST:-https://example.com}/mcp', headers: { Authorization: 'Bearer ${TOOLREG_KEY}' } },
+        missing: { command: 'node', env: { TOKEN: '${TOOLREG_SURELY_UNSET}' } },
+      },
+    }, 'mcp.json', { env })
+    expect(servers.map((s) => s.config)).toEqual([
+      expect.objectContaining({ command: '/opt/bin/server', args: ['--key=k1', 'fast'], env: { KEY: 'k1', EMPTY: '' } }),
+      expect.objectContaining({ url: 'https://example.com/mcp', headers: { Authorization: 'Bearer k1' } }),
+    ])
+    expect(skipped).toEqual([{ id: 'missing', key: 'mcpServers.missing', file: 'mcp.json', why: expect.stringMatching(/^mcpServers\.missing\.env\.TOKEN uses \$\{TOOLREG_SURELY_UNSET\}, but TOOLREG_SURELY_UNSET is not set: set it .*or give a default as \$\{TOOLREG_SURELY_UNSET:-value\}$/) }])
+  })
+
+  it('an entry toolreg cannot run skips that server with the reason, never the file; Windsurf\'s serverUrl is a url; a url ending in /sse is legacy SSE', () => {
+    const { servers, skipped } = parseConfig({
+      mcpServers: {
+        socket: { type: 'ws', url: 'ws://127.0.0.1:9/' },
+        windsurf: { serverUrl: 'https://example.com/mcp' },
+        legacy: { url: 'https://example.com/v1/sse' },
+        named: { url: 'https://example.com/sse', type: 'http' },
+        gemini: { httpUrl: 'https://example.com/mcp' },
+        ftp: { url: 'ftp://example.com/mcp' },
+        typo: { command: 42 },
+        ok: { command: 'node' },
+      },
+    }, 'mcp.json', { env: {} })
+    expect(servers.map((s) => [s.config.id, s.config.type, s.transportGuess ?? null])).toEqual([
+      ['windsurf', 'streamableHttp', null],
+      ['legacy', 'sse', 'the URL ends in /sse and no "type" is given'],
+      ['named', 'streamableHttp', null],
+      ['ok', 'stdio', null],
+    ])
+    expect(Object.fromEntries(skipped.map((s) => [s.id, s.why]))).toEqual({
+      socket: expect.stringMatching(/^mcpServers\.socket\.type: "ws" \(WebSocket\) is not an MCP transport toolreg speaks; use one of http, /),
+      gemini: 'mcpServers.gemini: needs "command" (a local server) or "url" (a remote one); it has "httpUrl"',
+      ftp: 'mcpServers.ftp.url: "ftp://example.com/mcp" is not an http:// or https:// URL',
+      typo: 'mcpServers.typo.command: expected a non-empty string, got 42',
+    })
+  })
+
+  it('finds VS Code\'s and Windsurf\'s user configs; a broken file beside them is skipped with its reason, the others read', () => {
+    const home = mkdtempSync(join(tmpdir(), 'toolreg-home-'))
+    const write = (path, text) => {
+      mkdirSync(join(home, path, '..'), { recursive: true })
+      writeFileSync(join(home, path), text)
+    }
+    write('.cursor/mcp.json', '{ "mcpServers": { "a": { "command": "node" } ')
+    write('.config/Code/User/mcp.json', '{\n  // VS Code user settings\n  "servers": { "code": { "command": "node", }, },\n}')
+    write('.codeium/windsurf/mcp_config.json', '{ "mcpServers": { "surf": { "serverUrl": "https://example.com/mcp" } } }')
+    const cwd = mkdtempSync(join(tmpdir(), 'toolreg-elsewhere-'))
+    const found = discoverConfigs({ cwd, home, env: {}, platform: 'linux' })
+    const [cursor, code, surf] = ['.cursor/mcp.json', '.config/Code/User/mcp.json', '.codeium/windsurf/mcp_config.json'].map((p) => join(home, p))
+    expect(found.scope).toBe('user')
+    expect(found.files).toEqual([cursor, code, surf])
+    expect(found.servers.map((s) => [s.config.id, s.file])).toEqual([['code', code], ['surf', surf]])
+    expect(found.skipped).toEqual([{ id: null, key: null, file: cursor, why: 'is not valid JSON at line 1, column 46 (in mcpServers): expected \',\' or \'}\', found the end of the file' }])
+    expect(['Cursor', 'VS Code', 'Windsurf']).toEqual(found.files.map(clientOf))
+    const vscode = (platform, env = {}) => userConfigFiles({ home: '/h', platform, env }).find((u) => u.client === 'VS Code').file
+    expect(vscode('darwin')).toBe(join('/h', 'Library', 'Application Support', 'Code', 'User', 'mcp.json'))
+    expect(vscode('win32', { APPDATA: 'C:\\Users\\me\\AppData\\Roaming' })).toBe(join('C:\\Users\\me\\AppData\\Roaming', 'Code', 'User', 'mcp.json'))
+    expect(vscode('linux', { XDG_CONFIG_HOME: '/x' })).toBe(join('/x', 'Code', 'User', 'mcp.json'))
+  })
+
+  it('a broken .vscode/mcp.json does not stop a valid .cursor/mcp.json beside it; given with --config it is an error (exit 3)', async () => {
+    const project = folder({ '.cursor/mcp.json': { mcpServers: { ev: everything() } } })
+    mkdirSync(join(project, '.vscode'))
+    const broken = join(project, '.vscode', 'mcp.json')
+    writeFileSync(broken, '{\n  "servers": {\n    "x": { "command": "node" }\n    "y": {}\n  }\n}')
+    const run = await runCli(['audit'], { cwd: project })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).toContain(`skipped the file in ${broken}: is not valid JSON at line 4, column 5 (in servers): expected ',' or '}', found '"'`)
+    expect(run.stdout).toMatch(/│ ev +│ Cursor +│ stdio +│ connected/)
+    const explicit = await runCli(['audit', '--config', broken])
+    expect(explicit.code).toBe(3)
+    expect(explicit.stderr).toContain(`Config error: ${broken}: is not valid JSON at line 4, column 5`)
+  }, 60_000)
+})
+
+describe('config files people have, end to end', () => {
+  it('Claude Code variables reach the server: ${VAR} and ${VAR:-default}', async () => {
+    const { command, args } = everything()
+    const project = folder({
+      '.mcp.json': {
+        mcpServers: {
+          vars: { command: '${TOOLREG_TEST_NODE}', args, env: { SET: '${TOOLREG_TEST_TOKEN}', DEFAULTED: '${TOOLREG_SURELY_UNSET:-fallback}' } },
+          unset: { command, args, env: { KEY: '${TOOLREG_SURELY_UNSET}' } },
+        },
+      },
+    })
+    const env = cliEnv({ TOOLREG_TEST_NODE: command, TOOLREG_TEST_TOKEN: 's3cret' })
+    const call = await runCli(['call', 'vars/get-env', '{}'], { cwd: project, env })
+    expect(call.code, call.stderr).toBe(0)
+    expect(JSON.parse(call.stdout.slice(call.stdout.indexOf('{')))).toMatchObject({ SET: 's3cret', DEFAULTED: 'fallback' })
+  }, 60_000)
+
+  it('a url ending in /sse with no "type" is audited as legacy SSE, and says so', async () => {
+    const server = await startHttpTestServer()
+    try {
+      const file = writeConfig({ mcpServers: { legacy: { url: `${server.origin}/sse` } } })
+      const run = await runCli(['audit', '--config', file, '--json'])
+      expect(run.code, run.stderr).toBe(0)
+      expect(JSON.parse(run.stdout).servers).toEqual([expect.objectContaining({ id: 'legacy', transport: 'sse', status: 'connected', transportGuess: 'the URL ends in /sse and no "type" is given' })])
+      expect((await runCli(['audit', '--config', file])).stdout).toContain('legacy is taken as legacy SSE: the URL ends in /sse and no "type" is given')
+    } finally {
+      server.stop()
+    }
+  }, 60_000)
+})
+
+describe('skipped servers stay visible', () => {
+  const skippedConfig = () => writeConfig({ mcpServers: { github: { ...everything(), env: { GITHUB_TOKEN: '${TOOLREG_SURELY_UNSET_GH}' } }, ev: everything() } })
+  const why = 'mcpServers.github.env.GITHUB_TOKEN uses ${TOOLREG_SURELY_UNSET_GH}, but TOOLREG_SURELY_UNSET_GH is not set'
+
+  it('call and inspect of a skipped server say it was skipped, why and how to fix it (exit 3); search warns', async () => {
+    const file = skippedConfig()
+    const [call, inspect, bare, search] = await Promise.all([
+      runCli(['call', 'github/get-sum', '{"a": 1, "b": 2}', '--config', file]),
+      runCli(['inspect', 'github/echo', '--config', file]),
+      runCli(['call', 'create_issue', '{}', '--config', file]),
+      runCli(['search', 'echo', '--config', file, '--json']),
+    ])
+    for (const run of [call, inspect]) {
+      expect(run.code).toBe(3)
+      expect(run.stderr).toContain(`github is skipped, so its tools are unknown: ${why}: set it in the environment toolreg runs in, or give a default as \${TOOLREG_SURELY_UNSET_GH:-value} (in ${file}).`)
+      expect(run.stderr).not.toContain('No tools of a server')
+    }
+    expect(bare.code).toBe(5)
+    expect(bare.stderr).toContain('The tools of skipped servers are unknown (github; toolreg audit says why).')
+    expect(search.code).toBe(0)
+    expect(search.stderr).toContain(`warning: github is skipped: ${why}`)
+  }, 60_000)
+
+  it('audit and report list skipped servers; when every server was skipped they exit 3', async () => {
+    const partly = skippedConfig()
+    const out = join(mkdtempSync(join(tmpdir(), 'toolreg-skipped-report-')), 'r.html')
+    const [audit, report] = await Promise.all([runCli(['audit', '--config', partly]), runCli(['report', '--config', partly, '--out', out])])
+    expect(audit.code, audit.stderr).toBe(0)
+    expect(audit.stdout).toContain(`skipped mcpServers.github: ${why}`)
+    expect(audit.stdout).toMatch(/servers +1 MCP \(0 failed\), 1 skipped/)
+    expect(report.code).toBe(0)
+    const rows = [...readFileSync(out, 'utf8').matchAll(/<tr data-server="([^"]*)"><td>[^<]*<\/td><td>([^<]*)<\/td>/g)].map((m) => [m[1], m[2]])
+    expect(rows).toEqual([['github', expect.stringContaining(why.replaceAll('"', '&quot;'))]])
+
+    const none = writeConfig({ mcpServers: { github: { ...everything(), env: { GITHUB_TOKEN: '${TOOLREG_SURELY_UNSET_GH}' } }, off: { ...everything(), disabled: true } } })
+    const [text, json, page] = await Promise.all([runCli(['audit', '--config', none]), runCli(['audit', '--config', none, '--json']), runCli(['report', '--config', none, '--out', out])])
+    for (const run of [text, json, page]) {
+      expect(run.code).toBe(3)
+      expect(run.stderr).toContain(`Nothing was audited: every server in ${none} was skipped.`)
+    }
+    expect(json.stderr).toContain(`github: ${why}`)
+    expect(JSON.parse(json.stdout).skipped.map((s) => s.id)).toEqual(['github', 'off'])
+    expect(readFileSync(out, 'utf8')).toContain('No tools to draw: every server was skipped (see above).')
+  }, 60_000)
+})
+
+describe('audit per config file', () => {
+  it('each client\'s file is its own per-request total; a server in two files or under two ids is counted once in the combined one', async () => {
+    const { command, args, env } = referenceServer('memory')
+    const home = folder({
+      '.cursor/mcp.json': { mcpServers: { ev: everything(), memory: { command, args, env } } },
+      '.claude.json': { mcpServers: { everything: everything() } },
+      '.config/Code/User/mcp.json': { servers: { ev: everything() } },
+    })
+    const files = ['.cursor/mcp.json', '.claude.json', '.config/Code/User/mcp.json'].map((f) => join(home, f))
+    const elsewhere = mkdtempSync(join(tmpdir(), 'toolreg-elsewhere-'))
+    const [json, text] = await Promise.all([
+      runCli(['audit', '--json'], { cwd: elsewhere, env: cliEnv({ HOME: home }) }),
+      runCli(['audit'], { cwd: elsewhere, env: cliEnv({ HOME: home }) }),
+    ])
+    expect(json.code, json.stderr).toBe(0)
+    const doc = JSON.parse(json.stdout)
+    const server = Object.fromEntries(doc.servers.map((s) => [s.id, s]))
+    expect(doc.servers.map((s) => [s.id, s.files, s.sameAs])).toEqual([['ev', [files[0], files[2]], null], ['memory', [files[0]], null], ['everything', [files[1]], 'ev']])
+    expect(doc.clients.map((c) => [c.file, c.client, c.servers])).toEqual([[files[0], 'Cursor', ['ev', 'memory']], [files[1], 'Claude Code', ['everything']], [files[2], 'VS Code', ['ev']]])
+    const [cursor, claude, vscode] = doc.clients.map((c) => c.summary)
+    expect(cursor.tokens).toBe(server.ev.tokens + server.memory.tokens)
+    expect(claude.tokens).toBe(server.everything.tokens)
+    expect(vscode.tokens).toBe(server.ev.tokens)
+    for (const c of [cursor, claude, vscode]) expect(c.inlineTokens).toBe(c.tokens - c.deferredTokens + c.overheadTokens)
+    expect(doc.summary).toMatchObject({ mcpServers: 2, sharedServers: 1, tokens: server.ev.tokens + server.memory.tokens, tools: server.ev.toolCount + server.memory.toolCount })
+    expect(text.stdout).toContain('Per config file (what each client sends)')
+    expect(text.stdout).toMatch(new RegExp(`│ Claude Code ${files[1].replace(/[.]/g, '\\.')} +│ 1 +│ +${server.everything.toolCount} │`))
+    expect(text.stdout).toContain('everything is the same server as ev (same command line): the combined total counts it once')
+    expect(text.stdout).toContain('Summary (every config together, each server counted once)')
   }, 60_000)
 })

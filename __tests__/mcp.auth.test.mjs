@@ -2,30 +2,21 @@
 // resource metadata, discovery, dynamic registration, PKCE, refresh, revocation): McpHub's
 // `auth` over Streamable HTTP and legacy SSE, and `toolreg auth` run as a user runs it, with a
 // scripted browser that approves at once. No token may appear in any output or error.
-import { spawn } from 'node:child_process'
 import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { testServerPath } from './mcpServers.mjs'
+import { startHttpTestServer } from './mcpServers.mjs'
 import { cliEnv, runCli, writeConfig } from './cliRun.mjs'
 
 const require = createRequire(import.meta.url)
 const { McpHub } = require('../index.js')
 
 /** Starts the test server with OAuth on; resolves to `{ url, stop }`. */
-function startOAuthServer(args = []) {
-  const child = spawn(testServerPath, ['--transport', 'http', '--oauth', ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
-  return new Promise((resolve, reject) => {
-    let out = ''
-    child.stdout.on('data', (d) => {
-      out += d
-      const port = /LISTENING (\d+)/.exec(out)?.[1]
-      if (port) resolve({ url: `http://127.0.0.1:${port}`, stop: () => child.kill() })
-    })
-    child.once('exit', (code) => reject(new Error(`the OAuth test server exited with ${code}`)))
-  })
+async function startOAuthServer(args = []) {
+  const { origin, stop } = await startHttpTestServer(['--oauth', ...args])
+  return { url: origin, stop }
 }
 
 /** The user in the browser: approves, and the page redirects to the client's redirect URI. */

@@ -2,8 +2,8 @@ import { describe, it, expect, afterAll } from 'vitest'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { McpHub, buildMcpToolWireId } from '../index.js'
-import { spawn, execFileSync } from 'node:child_process'
-import { referenceServer, testServer, testServerPath, processGone } from './mcpServers.mjs'
+import { execFileSync } from 'node:child_process'
+import { referenceServer, testServer, processGone, startHttpTestServer } from './mcpServers.mjs'
 
 const SAFE = /^[a-zA-Z0-9_-]{1,64}$/
 
@@ -293,21 +293,12 @@ describe('McpHub fault cases with our rmcp test server', () => {
   })
 
   it('speaks Streamable HTTP and legacy SSE on 127.0.0.1', async () => {
-    const child = spawn(testServerPath, ['--transport', 'http', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const server = await startHttpTestServer()
     try {
-      const port = await new Promise((resolve, reject) => {
-        let out = ''
-        child.stdout.on('data', (chunk) => {
-          out += chunk
-          const match = /LISTENING (\d+)/.exec(out)
-          if (match) resolve(Number(match[1]))
-        })
-        child.on('exit', (code) => reject(new Error(`test server exited with ${code}`)))
-      })
       const hub = new McpHub({
         servers: [
-          { id: 'http', type: 'streamableHttp', url: `http://127.0.0.1:${port}/mcp` },
-          { id: 'sse', type: 'sse', url: `http://127.0.0.1:${port}/sse` },
+          { id: 'http', type: 'streamableHttp', url: `${server.origin}/mcp` },
+          { id: 'sse', type: 'sse', url: `${server.origin}/sse` },
         ],
       })
       try {
@@ -321,7 +312,7 @@ describe('McpHub fault cases with our rmcp test server', () => {
         await hub.close()
       }
     } finally {
-      child.kill()
+      server.stop()
     }
   })
 })

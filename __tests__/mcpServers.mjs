@@ -3,7 +3,7 @@
 import { existsSync, mkdtempSync } from 'node:fs'
 import { join } from 'node:path'
 import { tmpdir } from 'node:os'
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { binOf } from '../cli/defaults.mjs'
 
 export function referenceServer(kind, id = kind, name = kind) {
@@ -36,6 +36,24 @@ export function testServer(id, args = [], name = id) {
 }
 
 export { testServerPath }
+
+/**
+ * Our test server over HTTP on a free port of 127.0.0.1: Streamable HTTP at `/mcp`, legacy SSE at
+ * `/sse`. Resolves to `{ origin, stop }` once it listens.
+ */
+export function startHttpTestServer(args = []) {
+  testServer('http') // says how to build it when it is missing
+  const child = spawn(testServerPath, ['--transport', 'http', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'ignore'] })
+  return new Promise((resolve, reject) => {
+    let out = ''
+    child.stdout.on('data', (chunk) => {
+      out += chunk
+      const port = /LISTENING (\d+)/.exec(out)?.[1]
+      if (port) resolve({ origin: `http://127.0.0.1:${port}`, stop: () => child.kill() })
+    })
+    child.once('exit', (code) => reject(new Error(`the HTTP test server exited with ${code}`)))
+  })
+}
 
 /** True when no process with this pid exists; a zombie (exited, not reaped) still counts as present. */
 export function processGone(pid) {

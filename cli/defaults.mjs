@@ -34,7 +34,7 @@ export function referenceServers() {
     try {
       entry = binOf(pkg)
     } catch {
-      skipped.push({ key: id, why: `${pkg} is not installed (it is a devDependency of toolreg; npm install it to audit it live)` })
+      skipped.push({ id, key: id, why: `${pkg} is not installed (it is a devDependency of toolreg; npm install it to audit it live)` })
       continue
     }
     const config = { id, name: id, type: 'stdio', command: process.execPath, args: [entry, ...args], env: env ?? {} }

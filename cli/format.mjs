@@ -1,6 +1,7 @@
 // Terminal rendering of the audit document.
 import Table from 'cli-table3'
 import pc from 'picocolors'
+import { clientOf } from './discover.mjs'
 
 export const num = (n) => n.toLocaleString('en-US')
 
@@ -22,9 +23,13 @@ function table(head, rows, align) {
 const decisionText = (t) => (t.deferred ? pc.yellow('deferred') : t.approvalGated ? pc.magenta('inline (approval)') : pc.green('inline'))
 const shortReason = (t) => (t.approvalGated ? 'approval-gated' : t.reason.split(':')[0])
 
-function serverRows(servers) {
+/** A config file as tables name it: its client ("Cursor"), else the file's path. */
+const fileLabel = (file) => clientOf(file) ?? file
+
+function serverRows(servers, { files = false } = {}) {
   return servers.map((s) => [
     s.kind === 'catalog' ? `${s.name} ${pc.dim(`(${s.id})`)}` : s.id,
+    ...(files ? [s.files.map(fileLabel).join(', ')] : []),
     s.transport,
     s.status === 'failed' ? pc.red('failed') : s.status === 'listed' ? pc.dim('listed only') : pc.green(s.status),
     num(s.toolCount),
@@ -73,6 +78,30 @@ export function formatFailure(s, { verbose = false, indent = '' } = {}) {
   return out.join('\n')
 }
 
+const decisionWords = (m) => (m.deferredTools ? pc.yellow(`defer ${num(m.deferredTools)} tools`) : pc.green('defer nothing'))
+
+/** One row per config file: what that client sends with every request, and what deferring saves. */
+function clientTable(doc) {
+  const rows = doc.clients.map((c) => [
+    c.client ? `${c.client} ${pc.dim(c.file)}` : c.file,
+    `${num(c.servers.length)}${c.failedServers ? pc.red(` (${c.failedServers} failed)`) : ''}${c.skipped ? pc.yellow(` +${c.skipped} skipped`) : ''}`,
+    num(c.summary.tools),
+    num(c.summary.tokens),
+    pct(c.summary.share),
+    decisionWords(c.summary),
+    num(c.summary.inlineTokens),
+  ])
+  return table(['config file', 'servers', 'tools', 'tokens', '% window', 'decision', 'inline per request'], rows, ['left', 'left', 'right', 'right', 'right', 'left', 'right'])
+}
+
+/** Why a server's numbers are not what they seem: counted under another id, or a guessed transport. */
+function serverNotes(servers) {
+  return servers.flatMap((s) => [
+    ...(s.sameAs ? [`${s.id} is the same server as ${s.sameAs} (same ${s.transport === 'stdio' ? 'command line' : 'URL'}): the combined total counts it once`] : []),
+    ...(s.transportGuess ? [`${s.id} is taken as legacy SSE: ${s.transportGuess}`] : []),
+  ]).map((line) => pc.dim(line))
+}
+
 /** The audit as tables and a summary; `all` lists every catalog server and tool. */
 export function formatAudit(doc, { all = false, verbose = false } = {}) {
   const out = []
@@ -81,11 +110,13 @@ export function formatAudit(doc, { all = false, verbose = false } = {}) {
   if (doc.notice) out.push(pc.bold(pc.yellow(doc.notice)), '')
   out.push(pc.bold(`toolreg audit: ${doc.configFiles.length ? doc.configFiles.join(', ') : 'the demo setup (MCP reference servers + catalog)'}`))
   out.push(`${tokenLabel(doc)} of each tool definition as a provider receives it; context window ${num(doc.contextWindow)}${doc.model ? ` (${doc.model})` : ''}.`)
-  for (const s of doc.skipped) out.push(pc.yellow(`skipped ${s.key}: ${s.why}`))
+  const several = doc.configFiles.length > 1
+  for (const s of doc.skipped) out.push(pc.yellow(`skipped ${s.key ?? 'the file'}${several || !s.key ? ` in ${s.file}` : ''}: ${s.why}`))
 
   if (mcp.length) {
-    out.push('', pc.bold('MCP servers'), table(SERVER_HEAD, serverRows(mcp), SERVER_ALIGN))
-    for (const s of mcp.filter((x) => x.status !== 'failed')) {
+    const [head, align] = several ? [[SERVER_HEAD[0], 'config', ...SERVER_HEAD.slice(1)], [SERVER_ALIGN[0], 'left', ...SERVER_ALIGN.slice(1)]] : [SERVER_HEAD, SERVER_ALIGN]
+    out.push('', pc.bold('MCP servers'), table(head, serverRows(mcp, { files: several }), align), ...serverNotes(mcp))
+    for (const s of mcp.filter((x) => x.status !== 'failed' && !x.sameAs)) {
       const rows = doc.tools.filter((t) => t.server === s.id).sort((a, b) => b.tokens - a.tokens).map((t) => toolRow(t))
       out.push('', pc.bold(`Tools of ${s.id}`), table(TOOL_HEAD, rows, TOOL_ALIGN))
     }
@@ -105,13 +136,14 @@ export function formatAudit(doc, { all = false, verbose = false } = {}) {
     for (const s of failed) out.push(`${pc.red('✘')} ${formatFailure(s, { verbose, indent: '    ' })}`)
   }
   const m = doc.summary
+  if (several || m.sharedServers) out.push('', pc.bold('Per config file (what each client sends)'), clientTable(doc))
   out.push(
     '',
-    pc.bold('Summary'),
-    `  servers    ${num(m.mcpServers)} MCP (${m.failedServers ? pc.red(`${m.failedServers} failed`) : '0 failed'})${catalog.length ? `, ${num(catalog.length)} catalog` : ''}`,
+    pc.bold(several || m.sharedServers ? 'Summary (every config together, each server counted once)' : 'Summary'),
+    `  servers    ${num(m.mcpServers)} MCP (${m.failedServers ? pc.red(`${m.failedServers} failed`) : '0 failed'})${m.sharedServers ? `, ${num(m.sharedServers)} listed again under another id` : ''}${doc.skipped.length ? pc.yellow(`, ${num(doc.skipped.length)} skipped`) : ''}${catalog.length ? `, ${num(catalog.length)} catalog` : ''}`,
     `  tools      ${num(m.tools)} definitions = ${num(m.tokens)} tokens, ${pct(m.share)} of the window`,
     `  threshold  ${num(m.threshold)} tokens (10% of the window)`,
-    `  decision   ${m.deferredTools ? pc.yellow(`defer ${num(m.deferredTools)} tools`) : pc.green('defer nothing')}: ${m.reason}`,
+    `  decision   ${decisionWords(m)}: ${m.reason}`,
     `  inline     ${num(m.inlineTokens)} tokens per request${m.deferredTools ? ` (incl. ${num(m.overheadTokens)} for the meta-tools and <deferred-tools> section)` : ''}`,
     `  saved      ${pc.bold(num(m.savedTokens))} tokens per request`,
   )

@@ -45,6 +45,9 @@ function announce(source, { always = false } = {}) {
   else if (always || process.stderr.isTTY) process.stderr.write(pc.dim(`servers from ${source.kind === 'demo' ? 'the demo setup' : source.files.join(', ')}\n`))
 }
 
+/** A skipped entry as a warning names it: the server's id, else the file that could not be read. */
+const skippedLabel = (skip) => skip.id ?? skip.file
+
 /**
  * Opens what a command needs. Failed servers are one warning line each on stderr (the full error
  * with --verbose); audit and report show them in their output instead.
@@ -63,6 +66,9 @@ async function withSession(open, opts, run, { plainProgress = false, start = 'al
   })
   try {
     if (!quietFailures) {
+      // Commands over every server say which ones they go without; call and inspect say it
+      // only when the tool asked for is on a skipped server (resolveTool).
+      if (start === 'all') for (const skip of s.skipped) process.stderr.write(pc.yellow(`warning: ${skippedLabel(skip)} is skipped: ${skip.why}\n`))
       for (const failed of s.servers.filter((x) => x.status === 'failed')) {
         const detail = opts.verbose ? `\n${formatFailure(failed, { verbose: true, indent: '  ' })}` : `${failed.hint ? `; ${failed.hint}` : ''} (--verbose for details)`
         process.stderr.write(pc.yellow(`warning: ${failed.id} is left out: ${failed.summary}${detail}\n`))
@@ -92,7 +98,7 @@ function serversFor(name) {
         hub.close()
       }
     }
-    if (split) return new Set() // no such server: the error lists the ones there are
+    if (split) return new Set() // no such server, or a skipped one: resolveTool says which
     const cached = source.servers.filter((s) => readCachedTools(s.config)?.tools.some((t) => t.name === name))
     return cached.length ? new Set(cached.map((s) => s.config.id)) : 'all'
   }
@@ -117,7 +123,22 @@ function windowOf(opts) {
   return { modelWindow: window, model: opts.model }
 }
 
-const configuredIds = (s) => s.source.servers.map((x) => x.config.id)
+/** What resolveTool needs to explain a server it has no tools of: the configured and the skipped ones. */
+const knownServers = (s) => ({ configured: s.source.servers.map((x) => x.config.id), skipped: s.skipped })
+
+/**
+ * Audit and report end non-zero when a server failed (4), or when nothing could be audited
+ * because every server was skipped or the config lists none (3, said on stderr with the
+ * reasons unless the output in the terminal already lists them).
+ */
+function auditExitCode(doc, { reasonsShown }) {
+  if (doc.summary.failedServers) return EXIT.SERVER_FAILED
+  if (doc.servers.length) return EXIT.OK
+  const where = doc.configFiles.join(', ') || 'the demo setup'
+  const reasons = reasonsShown ? [] : doc.skipped.map((skip) => `\n  ${skip.key ?? skip.file}: ${skip.why}`)
+  process.stderr.write(pc.red(`${doc.skipped.length ? `Nothing was audited: every server in ${where} was skipped.` : `Nothing was audited: ${where} lists no MCP servers.`}${reasons.join('')}\n`))
+  return EXIT.CONFIG
+}
 
 const printJson = (value) => process.stdout.write(`${JSON.stringify(value)}\n`)
 
@@ -159,7 +180,7 @@ export function createProgram({ open = openSession } = {}) {
       const window = windowOf(opts)
       const doc = await session(opts, (s) => audit(s, window), { plainProgress: true, quietFailures: true, useCache: true })
       process.stdout.write(opts.json ? `${JSON.stringify(doc)}\n` : `${formatAudit(doc, { all: opts.all, verbose: opts.verbose })}\n`)
-      if (doc.summary.failedServers) outcome.exitCode = EXIT.SERVER_FAILED
+      outcome.exitCode = auditExitCode(doc, { reasonsShown: !opts.json })
     })
 
   command('search')
@@ -194,7 +215,7 @@ export function createProgram({ open = openSession } = {}) {
     .addHelpText('after', examples('toolreg inspect filesystem/read_text_file', 'toolreg inspect memory/create_entities --json'))
     .action(async (name, opts) => {
       const out = await session(opts, async (s) => {
-        const entry = resolveTool(s.registry, name, { configured: configuredIds(s) })
+        const entry = resolveTool(s.registry, name, knownServers(s))
         return { id: labelOf(entry), name: entry.name, server: entry.mcp?.serverId ?? null, tool: entry.mcp?.toolName ?? null, description: entry.tool.description ?? entry.description, inputSchema: await resolveJsonSchema(entry.tool), signature: await signatureOf(entry) }
       }, { start: serversFor(name), useCache: true })
       if (opts.json) return printJson(out)
@@ -213,7 +234,7 @@ export function createProgram({ open = openSession } = {}) {
     .addOption(verboseOption())
     .addHelpText('after', examples('toolreg call everything/get-sum \'{"a": 2, "b": 40}\'', 'toolreg call filesystem/write_file \'{"path": "/tmp/x", "content": "hi"}\' --yes', 'toolreg call memory/read_graph --json'))
     .action(async (name, params, opts) => {
-      const out = await session(opts, (s) => callTool(s.registry, name, params, { ...opts, configured: configuredIds(s), reasons: s.approvalReasons }), { start: serversFor(name) })
+      const out = await session(opts, (s) => callTool(s.registry, name, params, { ...opts, ...knownServers(s), reasons: s.approvalReasons }), { start: serversFor(name) })
       console.log(opts.json ? JSON.stringify(out.result) : out.text)
     })
 
@@ -254,14 +275,14 @@ export function createProgram({ open = openSession } = {}) {
       const window = windowOf(opts)
       const { doc, html } = await session(opts, async (s) => {
         const doc = await audit(s, window)
-        return { doc, html: buildReport(doc, await decisionsAt(s.registry)) }
+        return { doc, html: buildReport(doc, await decisionsAt(s)) }
       }, { plainProgress: true, quietFailures: true, useCache: true })
       const out = resolve(opts.out)
       writeFileSync(out, html)
       const summary = { file: out, bytes: Buffer.byteLength(html), servers: doc.servers.length, tools: doc.summary.tools, failedServers: doc.summary.failedServers }
       if (opts.json) printJson(summary)
       else console.log(`Wrote ${out} (${num(summary.bytes)} bytes): ${num(summary.tools)} tools on ${num(summary.servers)} servers. Open it in any browser; it needs no network.`)
-      if (doc.summary.failedServers) outcome.exitCode = EXIT.SERVER_FAILED
+      outcome.exitCode = auditExitCode(doc, { reasonsShown: false })
     })
   command('serve')
     .description('run one MCP server in front of your servers for any MCP client: tools that fit the context window stay inline under their own names, the rest behind tool_search / tool_inspect / tool_invoke (tool_exec with --exec); the servers\' prompts and resources pass through. A server with a cached tool list starts when a call, or a client\'s first look at prompts or resources, needs it; the others are listed in the background and join as they answer, so a slow or broken server never holds the client')
@@ -296,6 +317,7 @@ export function createProgram({ open = openSession } = {}) {
       announce(source, { always: true })
       const say = (line) => process.stderr.write(`${line}\n`)
       const fronted = withoutSelf(source.servers)
+      for (const skip of source.skipped) say(`leaving out ${skippedLabel(skip)}: ${skip.why}`)
       for (const id of fronted.selves) say(`leaving out ${id}: it runs toolreg serve itself`)
       const profile = applyProfile(fronted.servers, source.settings, opts.profile)
       const served = await createGateway(profile.servers, {

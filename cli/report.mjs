@@ -70,15 +70,46 @@ ${rows}
 </tbody></table>`
 }
 
+function skippedSection(skipped) {
+  if (!skipped.length) return ''
+  const rows = skipped
+    .map((s) => `<tr data-server="${escapeHtml(s.id ?? '')}"><td>${escapeHtml(s.id ?? '(the whole file)')}</td><td>${escapeHtml(s.why)}</td><td><code>${escapeHtml(s.file ?? '')}</code></td></tr>`)
+    .join('\n')
+  return `<h2 class="deferred-yes">Servers skipped (${skipped.length})</h2>
+<p class="muted">Not started, so not counted.</p>
+<table id="skipped"><thead><tr><th>server</th><th>why</th><th>config file</th></tr></thead><tbody>
+${rows}
+</tbody></table>`
+}
+
+/** Per config file, what its client sends; shown when there are several files or shared servers. */
+function clientSection(doc) {
+  if (doc.clients.length < 2 && !doc.summary.sharedServers) return ''
+  const rows = doc.clients
+    .map(({ file, client, servers, failedServers, summary: m }) => `<tr data-file="${escapeHtml(file)}"><td>${escapeHtml(client ?? '')} <span class="muted">${escapeHtml(file)}</span></td>` +
+      `<td class="num">${num(servers.length)}${failedServers ? ` (${failedServers} failed)` : ''}</td><td class="num">${num(m.tools)}</td><td class="num">${num(m.tokens)}</td>` +
+      `<td class="${m.deferredTools ? 'deferred-yes' : 'deferred-no'}">${m.deferredTools ? `defer ${num(m.deferredTools)} tools` : 'defer nothing'}</td><td class="num">${num(m.inlineTokens)}</td></tr>`)
+    .join('\n')
+  const shared = doc.servers.filter((s) => s.sameAs).map((s) => `${s.id} is the same server as ${s.sameAs}`)
+  return `<h2>Per config file</h2>
+<p class="muted">What each client sends with every request at a ${num(doc.contextWindow)}-token window. The other totals count every server once${shared.length ? ` (${escapeHtml(shared.join('; '))})` : ''}.</p>
+<table id="clients"><thead><tr><th>config file</th><th>servers</th><th>tools</th><th>tokens</th><th>decision</th><th>tokens per request</th></tr></thead><tbody>
+${rows}
+</tbody></table>`
+}
+
 /** The page as a string. */
 export function buildReport(doc, decisions) {
-  const serverIndex = new Map(doc.servers.map((s, i) => [s.id, i]))
+  // A server listed again under another id (`sameAs`) is drawn and ranked once, as the totals count it.
+  const counted = doc.servers.filter((s) => !s.sameAs)
+  const serverIndex = new Map(counted.map((s, i) => [s.id, i]))
+  const view = { ...doc, servers: counted, tools: doc.tools.filter((t) => serverIndex.has(t.server)) }
   const data = {
-    servers: doc.servers.map((s, i) => ({ id: s.id, name: s.name, kind: s.kind, tokens: s.tokens, toolCount: s.toolCount, color: serverColor(i, s.kind) })),
+    servers: counted.map((s, i) => ({ id: s.id, name: s.name, kind: s.kind, tokens: s.tokens, toolCount: s.toolCount, color: serverColor(i, s.kind) })),
     // Per tool only what the page draws and searches, as a row [server index, name, one-liner
     // cut at 120 characters, tokens, deferred 0/1]: the 11k-tool catalog's page was 2.2 MB with
     // wire ids, 200-character descriptions and a key per value.
-    tools: doc.tools.map((t) => [serverIndex.get(t.server), t.tool ?? t.name, clip(t.description, 120), t.tokens, t.deferred ? 1 : 0]),
+    tools: view.tools.map((t) => [serverIndex.get(t.server), t.tool ?? t.name, clip(t.description, 120), t.tokens, t.deferred ? 1 : 0]),
   }
   const m = doc.summary
   const failed = doc.servers.filter((s) => s.status === 'failed')
@@ -89,19 +120,21 @@ export function buildReport(doc, decisions) {
 <h1>toolreg report</h1>
 ${doc.notice ? `<p class="deferred-yes"><b>${escapeHtml(doc.notice)}</b></p>` : ''}
 <p class="muted">${escapeHtml(doc.configFiles.length ? `Config: ${doc.configFiles.join(', ')}` : `The demo setup: the MCP reference servers, run live, and ${doc.catalog?.label ?? 'no catalog'}, listed but not callable`)}.<br>
-${num(doc.summary.mcpServers)} MCP servers (${m.failedServers} failed), ${num(doc.servers.length - doc.summary.mcpServers)} catalog servers, ${num(m.tools)} tools;
+${num(doc.summary.mcpServers)} MCP servers (${m.failedServers} failed${doc.skipped.length ? `, ${doc.skipped.length} skipped` : ''}), ${num(counted.filter((s) => s.kind === 'catalog').length)} catalog servers, ${num(m.tools)} tools;
 their definitions cost <b>${num(m.tokens)}</b> ${escapeHtml(doc.encoding)} tokens, sent with every request unless deferred.</p>
 ${failedSection(failed)}
+${skippedSection(doc.skipped)}
+${clientSection(doc)}
 <h2>Token cost by server and tool</h2>
-${m.tools ? `${legend(doc)}
-<svg id="treemap" viewBox="0 0 1200 640" role="img" aria-label="treemap of token cost"></svg>` : `<p id="no-tools" class="deferred-yes">No tools to draw: ${failed.length ? 'every server failed (see above)' : 'the servers list none'}.</p>`}
+${m.tools ? `${legend(view)}
+<svg id="treemap" viewBox="0 0 1200 640" role="img" aria-label="treemap of token cost"></svg>` : `<p id="no-tools" class="deferred-yes">No tools to draw: ${failed.length ? 'every server failed (see above)' : doc.servers.length ? 'the servers list none' : 'every server was skipped (see above)'}.</p>`}
 <h2>Defer decision by context window</h2>
 <table id="decisions"><thead><tr><th>window</th><th>threshold (10%)</th><th>decision</th><th>tokens per request</th><th>saved</th><th>reason</th></tr></thead><tbody>
 ${decisionRows(decisions)}
 </tbody></table>
 <h2>Costliest tools</h2>
 <table id="top-tools"><thead><tr><th>tool</th><th>server</th><th>tokens</th><th>% of ${num(doc.contextWindow)}</th><th>description</th></tr></thead><tbody>
-${topToolRows(doc)}
+${topToolRows(view)}
 </tbody></table>
 <h2>Search the catalog</h2>
 <p class="muted">BM25 over tool names, server names and descriptions, computed in this page (a simplified JavaScript version of toolreg's ranking: no parameter fields, no embeddings).</p>

@@ -4,7 +4,7 @@
 // `search` the servers with no fresh cached listing, `audit` all of them.
 import { createRequire } from 'node:module'
 import { ConfigError, loadConfigFile } from './config.mjs'
-import { discoverConfigs } from './discover.mjs'
+import { discoverConfigs, mergeConfigs } from './discover.mjs'
 import { mergeToolregSettings, needsApprovalBySettings } from './profiles.mjs'
 import { referenceServers } from './defaults.mjs'
 import { defaultCatalog, firstLine } from './catalog.mjs'
@@ -61,13 +61,10 @@ export function closeSessionsOnSignals() {
 /**
  * Where the servers come from: `--config F`, `--demo`, else the discovered project or user
  * configs, else the demo (with a `notice` saying nothing was found).
- * @returns {{ kind: 'file' | 'project' | 'user' | 'demo', files: string[], servers, skipped, notice?: string, cleanup?: () => void }}
+ * @returns {{ kind: 'file' | 'project' | 'user' | 'demo', files: string[], servers, skipped: { id, key, file?, why }[], notice?: string, cleanup?: () => void }}
  */
 export function resolveSource({ config, demo } = {}) {
-  if (config) {
-    const loaded = loadConfigFile(config)
-    return { kind: 'file', files: [loaded.file], servers: loaded.servers.map((s) => ({ ...s, file: loaded.file })), skipped: loaded.skipped, settings: loaded.settings }
-  }
+  if (config) return { kind: 'file', ...mergeConfigs([loadConfigFile(config)]) }
   let notice
   if (!demo) {
     const found = discoverConfigs()
@@ -191,7 +188,14 @@ export async function openSession({ config, demo, onSource, timeoutMs, timeoutGi
   }
 }
 
-const recordOf = ({ config, key, display }) => ({ id: config.id, name: config.name, kind: 'mcp', transport: config.type, key, command: display, tools: [] })
+/**
+ * A configured server as commands report it: which files list it (`files`), the id of an
+ * earlier server it is the same as (`sameAs`), and why its transport was guessed.
+ */
+function recordOf(server) {
+  const { config, key, display, files = [], sameAs = null, transportGuess } = server
+  return { id: config.id, name: config.name, kind: 'mcp', transport: config.type, key, command: display, files, sameAs, ...(transportGuess && { transportGuess }), tools: [] }
+}
 
 /** A server left out for a failure remembered from an earlier command. */
 function rememberedRecord(server, failure) {

@@ -35,9 +35,10 @@ export function splitName(name) {
 
 /**
  * The entry NAME means: `server/tool`, a wire id, or a tool name that only one server has.
- * Anything else is a CliError with the closest names by edit distance.
+ * Anything else is a CliError with the closest names by edit distance; a server the config
+ * skipped (`skipped`: `{ id, file, why }`) is named with the reason.
  */
-export function resolveTool(registry, name, { configured = [] } = {}) {
+export function resolveTool(registry, name, { configured = [], skipped = [] } = {}) {
   const exact = registry.getByName(name)
   if (exact) return exact
   const all = registry.getAll().filter((e) => e.mcp)
@@ -48,6 +49,8 @@ export function resolveTool(registry, name, { configured = [] } = {}) {
     if (!own.length) {
       const servers = [...new Set([...configured, ...all.map((e) => e.mcp.serverId)])]
       if (configured.includes(server)) throw new CliError(`No tools of ${server}: it did not start (the warning above says why).`, EXIT.TOOL_NOT_FOUND)
+      const skip = skipped.find((s) => s.id === server)
+      if (skip) throw new CliError(`${server} is skipped, so its tools are unknown: ${skip.why}${skip.file ? ` (in ${skip.file})` : ''}.`, EXIT.CONFIG)
       const known = configured.length ? ` (configured: ${configured.join(', ')})` : ''
       throw new CliError(`No tools of a server ${JSON.stringify(server)}${known}.${didYouMean(closest(server, servers))}`, EXIT.TOOL_NOT_FOUND)
     }
@@ -60,7 +63,9 @@ export function resolveTool(registry, name, { configured = [] } = {}) {
   if (matches.length > 1) {
     throw new CliError(`${JSON.stringify(name)} is ambiguous: ${matches.length} servers have it. Use one of ${matches.slice(0, 10).map((e) => labelOf(e)).join(', ')}.`, EXIT.TOOL_NOT_FOUND)
   }
-  throw new CliError(`No tool named ${JSON.stringify(name)}.${didYouMean(closest(name, all, (e) => e.mcp.toolName).map(labelOf))}`, EXIT.TOOL_NOT_FOUND)
+  const unknown = skipped.filter((s) => s.id).map((s) => s.id)
+  const skippedNote = unknown.length ? ` The tools of skipped servers are unknown (${unknown.join(', ')}; toolreg audit says why).` : ''
+  throw new CliError(`No tool named ${JSON.stringify(name)}.${didYouMean(closest(name, all, (e) => e.mcp.toolName).map(labelOf))}${skippedNote}`, EXIT.TOOL_NOT_FOUND)
 }
 
 export async function signatureOf(entry) {
@@ -166,8 +171,8 @@ export async function execCode(registry, code, { yes, reasons } = {}) {
  * Validates `json` against the tool's schema (in Rust), asks for approval when the tool is
  * approval-gated, runs it, and returns the MCP result.
  */
-export async function callTool(registry, name, json, { yes, configured, reasons } = {}) {
-  const entry = resolveTool(registry, name, { configured })
+export async function callTool(registry, name, json, { yes, configured, skipped, reasons } = {}) {
+  const entry = resolveTool(registry, name, { configured, skipped })
   if (typeof entry.tool.execute !== 'function') {
     throw new CliError(`${labelOf(entry)} is in the demo's listed-only catalog: no server behind it runs, so it cannot be called.`, EXIT.TOOL_NOT_FOUND)
   }
