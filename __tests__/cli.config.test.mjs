@@ -426,7 +426,7 @@ describe('config files people have', () => {
     const run = await runCli(['audit'], { cwd: project })
     expect(run.code, run.stderr).toBe(0)
     expect(run.stdout).toContain(`skipped the file in ${broken}: is not valid JSON at line 4, column 5 (in servers): expected ',' or '}', found '"'`)
-    expect(run.stdout).toMatch(/│ ev +│ Cursor +│ stdio +│ connected/)
+    expect(run.stdout).toMatch(/│ ev +│ Cursor +│ stdio +│ (connected|cached)/)
     const explicit = await runCli(['audit', '--config', broken])
     expect(explicit.code).toBe(3)
     expect(explicit.stderr).toContain(`Config error: ${broken}: is not valid JSON at line 4, column 5`)

@@ -174,6 +174,9 @@ export async function openSession({ config, demo, onSource, timeoutMs, timeoutGi
     // Cached servers first: their sync would evict the entries of servers it does not list.
     await registerCached(session, cached, timeoutMs)
     await connectAll(session, live, progress)
+    // In the config's order, however each server came to be known.
+    const order = new Map(wanted.map((s, i) => [s.config.id, i]))
+    session.servers.sort((a, b) => order.get(a.id) - order.get(b.id))
     if (source.kind === 'demo') {
       const { tools, label, source: from } = defaultCatalog()
       const groups = catalogServers(tools)
