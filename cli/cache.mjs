@@ -16,8 +16,9 @@ export function cacheDir(env = process.env) {
   return join(env.TOOLREG_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'toolreg'), 'tools-list')
 }
 
-function keyOf({ type, command, args, env, cwd, url, headers }) {
-  return createHash('sha256').update(JSON.stringify({ type, command, args, env, cwd, url, headers })).digest('hex').slice(0, 32)
+/** A server config's digest; `{ key }` is a digest made by the caller. */
+function keyOf({ key, type, command, args, env, cwd, url, headers }) {
+  return key ?? createHash('sha256').update(JSON.stringify({ type, command, args, env, cwd, url, headers })).digest('hex').slice(0, 32)
 }
 
 /**
@@ -71,6 +72,20 @@ export function writeCachedTools(config, tools) {
 export function readRememberedFailure(config, { maxAgeMs = FAILURE_MAX_AGE_MS, now = Date.now() } = {}) {
   const saved = readSaved(config, '.failed', maxAgeMs, now)
   return typeof saved?.summary === 'string' ? saved : null
+}
+
+/**
+ * `{ definitions, instructions }` the gateway last served for these inputs (`key`: a digest of
+ * everything its tool list follows from), or null: a start with the same servers and tools
+ * answers the client from it while the token counts are rebuilt.
+ */
+export function readGatewayAnswer(key, { maxAgeMs = CACHE_MAX_AGE_MS, now = Date.now() } = {}) {
+  const saved = readSaved({ key }, '.answer', maxAgeMs, now)
+  return Array.isArray(saved?.definitions) ? saved : null
+}
+
+export function writeGatewayAnswer(key, { definitions, instructions }) {
+  writeSaved({ key }, '.answer', { definitions, instructions })
 }
 
 /** Remembers why the server failed to start (the one-sentence summary and hint, never its stderr). */

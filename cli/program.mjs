@@ -6,7 +6,7 @@ import { createRequire } from 'node:module'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import pc from 'picocolors'
 import { DEFAULT_TIMEOUT_MS, PACKAGE_RUNNER_TIMEOUT_MS, openSession, resolveSource, startTimeoutOf, trackOpen } from './session.mjs'
-import { SERVE_ACTIVE_ENV, STARTUP_WAIT_MS, createGateway, describeSummary, serveToken, withoutSelf } from './serve.mjs'
+import { SERVE_ACTIVE_ENV, STARTUP_WAIT_MS, createGateway, serveToken, withoutSelf } from './serve.mjs'
 import { applyProfile, needsApprovalBySettings } from './profiles.mjs'
 import { readCachedTools } from './cache.mjs'
 import { createProgress } from './progress.mjs'
@@ -332,9 +332,7 @@ export function createProgram({ open = openSession } = {}) {
         needsApproval: (serverId, toolName) => needsApprovalBySettings(source.settings, serverId, toolName),
       })
       const untrack = trackOpen(served)
-      const { summary } = served
       if (opts.profile !== undefined) say(`profile ${JSON.stringify(opts.profile)}: ${num(profile.servers.length)} of ${num(source.servers.length)} servers`)
-      say(`toolreg serve: ${describeSummary(summary)}`)
       try {
         if (opts.http === undefined) {
           say('serving MCP on stdio')

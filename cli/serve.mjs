@@ -3,9 +3,10 @@
 // plus tool_search / tool_inspect / tool_invoke (and tool_exec) for the rest; the instructions
 // carry the deferred-tools section. rmcp speaks the protocol (crates/toolreg-mcp/src/gateway); this file decides
 // what is listed and runs the calls.
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { readCachedTools, rememberFailure, writeCachedTools } from './cache.mjs'
+import { readCachedTools, readGatewayAnswer, rememberFailure, writeCachedTools, writeGatewayAnswer } from './cache.mjs'
 import { fileTokenStore } from './auth.mjs'
 import { describeFailure, isPackageRunner } from './failures.mjs'
 import { num, plural } from './format.mjs'
@@ -79,11 +80,13 @@ export const STARTUP_WAIT_MS = 700
  * STARTUP_WAIT_MS.
  */
 export async function createGateway(servers, { contextWindow, exec = false, timeoutMs = 30_000, timeoutOf = () => timeoutMs, callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS, log = () => {}, keeps = () => true, needsApproval = () => false, startupWaitMs = STARTUP_WAIT_MS } = {}) {
+  const version = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version
   let gateway = null
   let gatewayReady
-  // Rebuilds (a server joined, or changed its tools) run one at a time, in order, once the
-  // gateway exists: a server that answers while the first build runs joins right after it.
-  let rebuilding = new Promise((resolve) => (gatewayReady = resolve))
+  const gatewayExists = new Promise((resolve) => (gatewayReady = resolve))
+  // Rebuilds (a server joined, or changed its tools) run in order once the gateway exists: a
+  // server that answers while the first build runs joins right after it.
+  let rebuilding = gatewayExists
   const askClient = async (kind, request) => {
     if (!gateway) throw new Error('no client is connected to the gateway')
     return JSON.parse(await gateway.askClient(kind, JSON.stringify(request)))
@@ -178,7 +181,24 @@ export async function createGateway(servers, { contextWindow, exec = false, time
   let instructions = null
   let summary
   /** Lists (from the cache where fresh), decides what stays inline, and builds the tool list. */
-  async function build() {
+  /** A digest of everything the tool list and instructions follow from, for readGatewayAnswer. */
+  function answerKey() {
+    const served = servers.map(({ config }) => {
+      const tools = listings.get(config.id)?.tools?.filter((t) => keeps(config.id, t.name))
+      return [config.id, config.name, tools?.map((t) => [t, needsApproval(config.id, t.name)]) ?? null]
+    })
+    return createHash('sha256').update(JSON.stringify({ version, contextWindow, exec: Boolean(exec), served })).digest('hex').slice(0, 32)
+  }
+  // Builds run one at a time: the first one may still run (a start answered from an earlier
+  // one's list) when a server joins or changes its tools.
+  let lastBuild = Promise.resolve()
+  function build() {
+    const run = lastBuild.then(buildNow)
+    lastBuild = run.catch(() => {})
+    return run
+  }
+  async function buildNow() {
+    const key = answerKey()
     // Destructive tools stay inline and gated: the client's own confirmation applies to them,
     // and tool_invoke / tool_exec refuse them.
     const synced = await syncMcpToolsToRegistry(registry, adapter, {
@@ -229,17 +249,31 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       deferred: exposition.deferredEntries?.length ?? 0,
       listed: definitions.length,
     }
+    writeGatewayAnswer(key, { definitions, instructions })
   }
   let timer
   const waited = new Promise((resolve) => (timer = setTimeout(resolve, startupWaitMs)))
   await Promise.race([Promise.allSettled(pending), waited]).finally(() => clearTimeout(timer))
   firstBuildSaw = listingsChanged
-  await build()
+  // The first build counts every definition's tokens, and the tokenizer takes a second or two
+  // to build its tables in a fresh process: a start with the same inputs as an earlier one
+  // answers from what that one served while the build runs.
+  const saved = readGatewayAnswer(answerKey())
+  const building = build().then(() => log(`toolreg serve: ${describeSummary(summary)}`))
+  if (saved) {
+    ;({ definitions, instructions } = saved)
+    Promise.all([building, gatewayExists]).then(async () => {
+      if (JSON.stringify(definitions) !== JSON.stringify(saved.definitions)) await gateway.notifyToolsChanged()
+    }, (error) => log(`warning: could not build the tool list: ${error.message}`))
+  } else {
+    await building
+  }
 
   const running = new Map()
   const host = {
     list: () => definitions,
     async call({ id, name, arguments: args }) {
+      await building // a start answered from an earlier one's tool list
       const target = exposed.get(name)
       if (!target) return { error: `no tool named ${JSON.stringify(name)} on this gateway` }
       // A server's own tool is called by the gateway itself: every content type and isError
@@ -267,7 +301,6 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       return null
     },
   }
-  const version = JSON.parse(require('node:fs').readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version
   gateway = new native.NativeGateway(
     'toolreg',
     version,
