@@ -163,11 +163,11 @@ describe('failures in one sentence', () => {
     const file = writeConfig({ mcpServers: { page: { url }, gone: { url: 'http://127.0.0.1:9/mcp' }, ev: everything() } })
     const run = await runCli(['audit', '--config', file])
     expect(run.code).toBe(4)
-    expect(run.stdout).toContain(`page (mcpServers.page): ${url} answered HTTP 404 (an HTML page: "404 Not Found"): no MCP endpoint at that path`)
-    expect(run.stdout).toContain('gone (mcpServers.gone): could not reach http://127.0.0.1:9/mcp: nothing answered there')
+    expect(run.stdout).toContain(`page (mcpServers.page): ${url} answered HTTP 404 Not Found (an HTML page titled "404 Not Found"): no MCP endpoint at that path`)
+    expect(run.stdout).toContain('gone (mcpServers.gone): could not reach http://127.0.0.1:9/mcp: nothing is listening at 127.0.0.1:9 (connection refused)')
     expect(run.stdout).not.toMatch(/rmcp::|reqwest|<p>padding/)
     const verbose = await runCli(['audit', '--config', file, '--verbose'])
-    expect(verbose.stdout).toMatch(/error: .*rmcp::transport/)
+    expect(verbose.stdout).toMatch(/error: .*HTTP 404/)
     const search = await runCli(['search', 'echo', '--config', file])
     expect(search.code).toBe(0)
     expect(search.stderr).toMatch(/^warning: page is left out: .* answered HTTP 404 .*\(--verbose for details\)$/m)
@@ -195,7 +195,7 @@ describe('failures in one sentence', () => {
       runCli(['call', 'pkg/echo', '{"text": "hi"}', '--config', file, '--timeout', '1000']),
       runCli(['call', 'pkg/echo', '{"text": "hi"}', '--config', file]),
     ])
-    expect(cut.code).toBe(5)
+    expect(cut.code).toBe(4) // the server did not start: not "no such tool"
     expect(cut.stderr).toMatch(/^warning: pkg is left out: did not answer within 1 s/m)
     expect(waited.code, waited.stderr).toBe(0)
     expect(waited.stdout).toContain('hi')

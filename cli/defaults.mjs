@@ -8,6 +8,16 @@ import { shellQuote } from './config.mjs'
 
 const require = createRequire(import.meta.url)
 
+// The per-server start timeouts, here rather than in session.mjs so that --help, which shows
+// them, loads no addon. session.mjs is to import them from here (it defines them itself today).
+export const DEFAULT_TIMEOUT_MS = 30_000
+/**
+ * `npx -y pkg`, `uvx pkg`, … download the server on their first run (a minute has been seen for
+ * a large package); killing them mid-install leaves a broken npx cache that fails the next run
+ * too. So without an explicit --timeout they get this much longer.
+ */
+export const PACKAGE_RUNNER_TIMEOUT_MS = 180_000
+
 /** The entry script of an installed package's bin. */
 export function binOf(pkg) {
   const manifest = require.resolve(`${pkg}/package.json`)

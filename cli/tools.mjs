@@ -58,9 +58,11 @@ export function splitName(name) {
 
 /**
  * The entry NAME means: `server/tool`, a wire id, or a tool name that only one server has.
- * Anything else is a CliError with the closest names by edit distance.
+ * Anything else is a CliError with the closest names by edit distance; when the tool's server,
+ * or any server it may be on (`failed`: the ids that did not start), did not start, that is
+ * the error (exit 4), not a missing tool.
  */
-export function resolveTool(registry, name, { configured = [] } = {}) {
+export function resolveTool(registry, name, { configured = [], failed = [] } = {}) {
   const exact = registry.getByName(name)
   if (exact) return exact
   const all = registry.getAll().filter((e) => e.mcp)
@@ -70,7 +72,8 @@ export function resolveTool(registry, name, { configured = [] } = {}) {
     const own = all.filter((e) => e.mcp.serverId === server)
     if (!own.length) {
       const servers = [...new Set([...configured, ...all.map((e) => e.mcp.serverId)])]
-      if (configured.includes(server)) throw new CliError(`No tools of ${server}: it did not start (the warning above says why).`, EXIT.TOOL_NOT_FOUND)
+      if (failed.includes(server)) throw new CliError(`No tools of ${server}: it did not start (the warning above says why).`, EXIT.SERVER_FAILED)
+      if (configured.includes(server)) throw new CliError(`${server} has no tools.`, EXIT.TOOL_NOT_FOUND)
       const known = configured.length ? ` (configured: ${configured.join(', ')})` : ''
       throw new CliError(`No tools of a server ${JSON.stringify(server)}${known}.${didYouMean(closest(server, servers))}`, EXIT.TOOL_NOT_FOUND)
     }
@@ -83,7 +86,11 @@ export function resolveTool(registry, name, { configured = [] } = {}) {
   if (matches.length > 1) {
     throw new CliError(`${JSON.stringify(name)} is ambiguous: ${matches.length} servers have it. Use one of ${matches.slice(0, 10).map((e) => labelOf(e)).join(', ')}.`, EXIT.TOOL_NOT_FOUND)
   }
-  throw new CliError(`No tool named ${JSON.stringify(name)}.${didYouMean(closest(name, all, (e) => e.mcp.toolName).map(labelOf))}`, EXIT.TOOL_NOT_FOUND)
+  const suggestions = didYouMean(closest(name, all, (e) => e.mcp.toolName).map(labelOf))
+  if (failed.length) {
+    throw new CliError(`No tool named ${JSON.stringify(name)} on the servers that started; ${failed.join(', ')} did not (the warnings above say why).${suggestions}`, EXIT.SERVER_FAILED)
+  }
+  throw new CliError(`No tool named ${JSON.stringify(name)}.${suggestions}`, EXIT.TOOL_NOT_FOUND)
 }
 
 export async function signatureOf(entry) {
@@ -187,10 +194,11 @@ export async function execCode(registry, code, { yes, reasons } = {}) {
 
 /**
  * Validates `json` against the tool's schema (in Rust), asks for approval when the tool is
- * approval-gated, runs it, and returns the MCP result.
+ * approval-gated, runs it, and returns the MCP result. `stderrOf(serverId)` (with --verbose)
+ * gives the end of the server's stderr, shown when the server died during the call.
  */
-export async function callTool(registry, name, json, { yes, configured, reasons } = {}) {
-  const entry = resolveTool(registry, name, { configured })
+export async function callTool(registry, name, json, { yes, configured, failed, reasons, stderrOf } = {}) {
+  const entry = resolveTool(registry, name, { configured, failed })
   if (typeof entry.tool.execute !== 'function') {
     throw new CliError(`${labelOf(entry)} is in the demo's listed-only catalog: no server behind it runs, so it cannot be called.`, EXIT.TOOL_NOT_FOUND)
   }
@@ -203,6 +211,8 @@ export async function callTool(registry, name, json, { yes, configured, reasons 
     return { entry, params, result, text: mcpResultToText(result) }
   } catch (error) {
     const text = error.result ? mcpResultToText(error.result) : error.message
-    throw new CliError(`${labelOf(entry)} failed: ${text}`, EXIT.TOOL_FAILED)
+    const stderr = error.code === 'TOOLREG_MCP_CLOSED' && stderrOf ? stderrOf(entry.mcp.serverId).trimEnd() : ''
+    const tail = stderr ? `\nThe server's stderr ended with:\n${stderr.split('\n').slice(-20).map((line) => `  | ${line}`).join('\n')}` : ''
+    throw new CliError(`${labelOf(entry)} failed: ${text}${tail}`, EXIT.TOOL_FAILED)
   }
 }
