@@ -398,7 +398,13 @@ export function createProgram({ open = openSession } = {}) {
       if (!rows.length) return console.log('The config has no remote servers.')
       for (const r of rows) {
         const expiry = r.expiresInSeconds == null ? '' : r.expiresInSeconds > 0 ? `, expires in ${Math.ceil(r.expiresInSeconds / 60)} min` : ', expired'
-        const detail = r.signedIn ? `signed in${r.scopes.length ? ` (scopes: ${r.scopes.join(' ')})` : ''}${expiry}${r.refreshable ? ', renews itself' : ''}` : r.staleFor ? `not signed in (the stored token is for ${r.staleFor})` : 'not signed in'
+        const fromHeaders = r.headerCredentials && `its config sends credentials in ${r.headerCredentials.join(', ')}`
+        const detail = r.signedIn
+          ? `signed in${r.scopes.length ? ` (scopes: ${r.scopes.join(' ')})` : ''}${expiry}${r.refreshable ? ', renews itself' : ''}`
+          : r.needsNoSignIn ? `needs no sign-in: ${fromHeaders}`
+            : r.staleFor ? `not signed in (the stored token is for ${r.staleFor})`
+              : fromHeaders ? `not signed in; ${fromHeaders}, so it may need none`
+                : 'not signed in'
         console.log(`${pc.bold(r.id)}  ${detail}`)
       }
     })

@@ -1,6 +1,7 @@
 // search, inspect and call over a session's registry.
 import { createRequire } from 'node:module'
 import { createInterface } from 'node:readline/promises'
+import { Script } from 'node:vm'
 import { CliError, EXIT } from './exitCodes.mjs'
 
 const require = createRequire(import.meta.url)
@@ -167,6 +168,30 @@ async function validParams(registry, entry, json, { yes }) {
   return JSON.parse(repaired.input)
 }
 
+/** How the sandbox wraps the code (a function body) before it parses it. */
+const EXEC_WRAPPER = ['(async () => {', '\n})']
+
+/**
+ * The syntax error of `code` at the user's own line and column. The sandbox parses the code
+ * wrapped in an async function, so its error can point at the wrapper's closing `}`; Node
+ * parses the same wrapped text (compiling only, nothing runs) and its position is mapped back.
+ * Null when Node finds no error.
+ */
+export function syntaxErrorIn(code) {
+  try {
+    new Script(`${EXEC_WRAPPER[0]}${code}${EXEC_WRAPPER[1]}`, { filename: 'code' })
+    return null
+  } catch (error) {
+    // V8's stack of a compile error: `code:LINE`, the source line, a caret under the column.
+    const [where, , caret = ''] = String(error.stack).split('\n')
+    const line = Number(/:(\d+)$/.exec(where)?.[1])
+    const lines = code.split('\n').length
+    if (!(line <= lines)) return 'the code ends before something it opened (a bracket, a string, an expression) is closed'
+    const column = caret.indexOf('^') + 1 - (line === 1 ? EXEC_WRAPPER[0].length : 0)
+    return `${error.message} at line ${line}, column ${column}`
+  }
+}
+
 /**
  * Runs model-style code in the `tool_exec` sandbox over the session's callable tools (the
  * listed-only catalog is left out), asking on the terminal before approval-gated tools.
@@ -187,7 +212,8 @@ export async function execCode(registry, code, { yes, reasons } = {}) {
   const logs = (out.logs ?? []).map((line) => (typeof line === 'string' ? line : JSON.stringify(line)))
   if (out.isError) {
     for (const line of logs) console.error(line)
-    throw new CliError(`The code failed${out.errorCode ? ` (${out.errorCode})` : ''}: ${out.error}`, EXIT.TOOL_FAILED)
+    const error = (out.errorCode === 'TOOLREG_EXEC_SYNTAX' && syntaxErrorIn(code)) || out.error
+    throw new CliError(`The code failed${out.errorCode ? ` (${out.errorCode})` : ''}: ${error}`, EXIT.TOOL_FAILED)
   }
   return { result: out.result, logs }
 }
