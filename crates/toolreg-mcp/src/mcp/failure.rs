@@ -284,7 +284,7 @@ mod tests {
 
     #[test]
     fn an_unknown_error_is_its_deepest_cause_and_keeps_the_rest_as_details() {
-        let io = std::io::Error::new(std::io::ErrorKind::Other, "boom (os error 5)");
+        let io = std::io::Error::other("boom (os error 5)");
         let failure = Failure::of(&io);
         assert_eq!(failure.message, "boom");
         assert_eq!(failure.details.as_deref(), Some("boom (os error 5)"));
