@@ -419,7 +419,10 @@ export interface McpServerStatus {
   name: string
   transport: 'stdio' | 'streamableHttp' | 'sse'
   state: 'idle' | 'connecting' | 'connected' | 'failed' | 'closed'
+  /** Why the last connection failed or ended, in a sentence. */
   lastError?: string | null
+  /** The transport's own error text behind `lastError`, when it says more (for logs). */
+  lastErrorDetails?: string | null
   toolsCached?: number | null
   protocolVersion?: string | null
   pid?: number | null
@@ -589,6 +592,8 @@ export declare class McpToolError extends ToolregError {
 
 export declare class ToolregError extends Error {
   readonly code: string
+  /** MCP connection errors: the transport's own error text behind the message, for logs. */
+  readonly details?: string
 }
 export declare class ToolInvocationError extends ToolregError {}
 

@@ -4,12 +4,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
+import { spawnSync } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join, sep } from 'node:path'
 import { referenceServer, startHttpTestServer, testServer } from './mcpServers.mjs'
-import { cliEnv, hasScript, runCli, runOnTerminal, writeConfig } from './cliRun.mjs'
+import { cliEnv, hasScript, root, runCli, runOnTerminal, writeConfig } from './cliRun.mjs'
 import { loadConfigFile, parseConfig } from '../cli/config.mjs'
 import { clientOf, discoverConfigs, userConfigFiles } from '../cli/discover.mjs'
+import { plural } from '../cli/format.mjs'
 
 const everything = () => {
   const { command, args } = referenceServer('everything')
@@ -165,11 +167,11 @@ describe('failures in one sentence', () => {
     const file = writeConfig({ mcpServers: { page: { url }, gone: { url: 'http://127.0.0.1:9/mcp' }, ev: everything() } })
     const run = await runCli(['audit', '--config', file])
     expect(run.code).toBe(4)
-    expect(run.stdout).toContain(`page (mcpServers.page): ${url} answered HTTP 404 (an HTML page: "404 Not Found"): no MCP endpoint at that path`)
-    expect(run.stdout).toContain('gone (mcpServers.gone): could not reach http://127.0.0.1:9/mcp: nothing answered there')
+    expect(run.stdout).toContain(`page (mcpServers.page): ${url} answered HTTP 404 Not Found (an HTML page titled "404 Not Found"): no MCP endpoint at that path`)
+    expect(run.stdout).toContain('gone (mcpServers.gone): could not reach http://127.0.0.1:9/mcp: nothing is listening at 127.0.0.1:9 (connection refused)')
     expect(run.stdout).not.toMatch(/rmcp::|reqwest|<p>padding/)
     const verbose = await runCli(['audit', '--config', file, '--verbose', '--refresh'])
-    expect(verbose.stdout).toMatch(/error: .*rmcp::transport/)
+    expect(verbose.stdout).toMatch(/error: .*HTTP 404/)
     const search = await runCli(['search', 'echo', '--config', file])
     expect(search.code).toBe(0)
     expect(search.stderr).toMatch(/^warning: page is left out: .* answered HTTP 404 .*\(--verbose for details\)$/m)
@@ -197,7 +199,7 @@ describe('failures in one sentence', () => {
       runCli(['call', 'pkg/echo', '{"text": "hi"}', '--config', file, '--timeout', '1000']),
       runCli(['call', 'pkg/echo', '{"text": "hi"}', '--config', file]),
     ])
-    expect(cut.code).toBe(5)
+    expect(cut.code).toBe(4) // the server did not start: not "no such tool"
     expect(cut.stderr).toMatch(/^warning: pkg is left out: did not answer within 1 s/m)
     expect(waited.code, waited.stderr).toBe(0)
     expect(waited.stdout).toContain('hi')
@@ -540,4 +542,48 @@ describe('audit per config file', () => {
     expect(text.stdout).toContain('everything is the same server as ev (same command line): the combined total counts it once')
     expect(text.stdout).toContain('Summary (every config together, each server counted once)')
   }, 60_000)
+describe('small things the CLI says', () => {
+  it('--version and --help load neither the addon nor the AI SDK', () => {
+    const script = `import { createRequire } from 'node:module'
+import { main } from './cli/program.mjs'
+for (const args of [['--version'], ['--help'], ['audit', '--help']]) await main(args)
+const loaded = Object.keys(createRequire(import.meta.url).cache).filter((file) => /\\.node$|binding\\.js$|[\\\\/]ai[\\\\/]/.test(file))
+process.stderr.write(JSON.stringify(loaded))`
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, encoding: 'utf8', env: cliEnv() })
+    expect(run.stdout).toMatch(/^\d+\.\d+\.\d+/)
+    expect(run.stdout).toContain('--timeout <ms>')
+    expect(JSON.parse(run.stderr)).toEqual([])
+  })
+
+  it('counts agree with their nouns', () => {
+    expect([0, 1, 2, 1000].map((n) => plural(n, 'tool'))).toEqual(['0 tools', '1 tool', '2 tools', '1,000 tools'])
+  })
+
+  it('auth status says a server with an Authorization header needs no sign-in', async () => {
+    const file = writeConfig({ mcpServers: { keyed: { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer x' } }, apikey: { url: 'http://127.0.0.1:9/mcp', headers: { 'X-API-Key': 'x' } }, open: { url: 'http://127.0.0.1:9/mcp' } } })
+    const run = await runCli(['auth', 'status', '--config', file])
+    expect(run.stdout).toMatch(/^keyed {2}needs no sign-in: its config sends credentials in Authorization$/m)
+    expect(run.stdout).toMatch(/^apikey {2}not signed in; its config sends credentials in X-API-Key, so it may need none$/m)
+    expect(run.stdout).toMatch(/^open {2}not signed in$/m)
+    expect(run.stdout).not.toContain('Bearer x')
+  })
+
+  it('a syntax error in exec code is placed in the user\'s code, never at the wrapper\'s }', async () => {
+    const file = writeConfig({ mcpServers: {} })
+    const [cut, bad] = await Promise.all([runCli(['exec', 'const a = 1\nreturn a +', '--config', file]), runCli(['exec', 'const a = 1\nreturn a +* 2', '--config', file])])
+    expect(cut.stderr).toMatch(/TOOLREG_EXEC_SYNTAX\): the code ends before something it opened .* is closed/)
+    expect(bad.stderr).toMatch(/TOOLREG_EXEC_SYNTAX\): Unexpected token '\*' at line 2, column 11/)
+    for (const run of [cut, bad]) {
+      expect(run.code).toBe(7)
+      expect(run.stderr).not.toContain("'}'")
+    }
+  }, 30_000)
+
+  it('a server that dies during a call: --verbose shows the end of its stderr', async () => {
+    const file = writeConfig({ mcpServers: { dies: testServer('dies') } })
+    const [plain, verbose] = await Promise.all([runCli(['call', 'dies/crash', '{}', '--config', file]), runCli(['call', 'dies/crash', '{}', '--config', file, '--verbose'])])
+    for (const run of [plain, verbose]) expect(run.code).toBe(7)
+    expect(verbose.stderr).toMatch(/exited with status 3[\s\S]*The server's stderr ended with:[\s\S]*\| crash: exiting mid-call/)
+    expect(plain.stderr).not.toContain('crash: exiting mid-call')
+  }, 30_000)
 })

@@ -203,6 +203,14 @@ describe('createAiRepair with a host generate function', () => {
     expect(reports[0].steps).toEqual(['model:attempt 1', expect.stringMatching(/^unwrap:envelope arguments/)])
   })
 
+  it('only unwraps a model answer: one that still breaks the schema is refused, not coerced', async () => {
+    const tools = { search: tool({ inputSchema: z.object({ query: z.string() }), execute: async () => 'ok' }) }
+    const broken = call('search', '{"q": "cats"}')
+    const answers = [{ query: 42 }, { arguments: { query: 42 } }, JSON.stringify({ query: 'cats' })]
+    const repairs = await Promise.all(answers.map((answer) => createAiRepair({ generate: async () => answer })({ toolCall: broken, tools, error: errorFor(broken, tools) })))
+    expect(repairs.map((r) => r?.input ?? null)).toEqual([null, null, '{"query":"cats"}'])
+  })
+
   it('after a NoSuchToolError the local pass resolves the name; the model repairs the arguments for that tool', async () => {
     const misnamed = call('functions.create_event', '{"title": "Standup", "date": "tomorrow"}')
     const asked = []

@@ -171,14 +171,23 @@ export async function signIn(config, { store = fileTokenStore(), timeoutMs, port
   }
 }
 
-/** What `auth status` shows of one server: signed in or not, scopes, expiry; never a token. */
+/** Header names that carry credentials (an API key, a token), besides Authorization. */
+const CREDENTIAL_HEADER = /^authorization$|api[-_]?key|token|secret/i
+
+/**
+ * What `auth status` shows of one server: signed in or not, scopes, expiry; never a token.
+ * `headerCredentials`: the config's headers that carry credentials; with an Authorization
+ * header the hub never signs in (`needsNoSignIn`).
+ */
 export function tokenStatus(config, store = fileTokenStore(), now = Date.now()) {
   const info = McpHub.describeStoredToken(store.get(config.id))
   const current = info && info.resource === config.url.trim()
+  const headerCredentials = Object.keys(config.headers ?? {}).filter((name) => CREDENTIAL_HEADER.test(name))
   return {
     id: config.id,
     url: config.url,
     signedIn: Boolean(current),
+    ...(headerCredentials.length && { headerCredentials, needsNoSignIn: headerCredentials.some((name) => /^authorization$/i.test(name)) }),
     ...(current && {
       scopes: info.scopes,
       refreshable: info.hasRefreshToken,

@@ -8,6 +8,24 @@ import { shellQuote } from './config.mjs'
 
 const require = createRequire(import.meta.url)
 
+// The per-server start timeouts and serve's start-up wait, here rather than in session.mjs and
+// serve.mjs so that --help, which shows them, loads no addon.
+export const DEFAULT_TIMEOUT_MS = 30_000
+/**
+ * `npx -y pkg`, `uvx pkg`, … download the server on their first run (a minute has been seen for
+ * a large package); killing them mid-install leaves a broken npx cache that fails the next run
+ * too. So without an explicit --timeout they get this much longer.
+ */
+export const PACKAGE_RUNNER_TIMEOUT_MS = 180_000
+
+/**
+ * How long `serve` waits for servers with no cached tool list before it answers the client
+ * (`initialize`, then `tools/list`): fast servers make the first list and the instructions, a
+ * slow or broken one never holds a client (whose connect timeout may be a few seconds) and joins
+ * later with `list_changed`.
+ */
+export const STARTUP_WAIT_MS = 700
+
 /** The entry script of an installed package's bin. */
 export function binOf(pkg) {
   const manifest = require.resolve(`${pkg}/package.json`)

@@ -19,8 +19,8 @@ export const EXIT_HELP = `Exit codes:
   1    unexpected error
   2    bad command line (unknown option, missing argument, bad number)
   3    bad config file (the message names the file and the key); audit/report with every server skipped or none listed; call/inspect of a skipped server
-  4    audit/report finished, but at least one server failed or timed out
-  5    no such tool, an ambiguous name, or a listed-only catalog tool (call)
+  4    a server failed to start or timed out: audit/report finished without it; call/inspect found no tool because a server it may be on did not start
+  5    no such tool (every server started), an ambiguous name, or a listed-only catalog tool (call)
   6    call: the params are not valid JSON or do not match the tool's schema, and the local repair could not fix them (or fixed them in a way that needs --yes)
   7    call: the tool ran and failed (isError, or the server errored/timed out); exec: the code failed
   8    call: approval needed and not given (declined, or no terminal and no --yes)

@@ -1,5 +1,5 @@
-// One sentence a user can act on for a server that failed, from the hub's error (which names
-// transport internals, HTML bodies and the like: those stay in `error`, shown with --verbose).
+// One sentence a user can act on for a server that failed, from the hub's error (a sentence
+// already; the transport's raw text is its `details`, shown with --verbose), plus a hint.
 import { basename } from 'node:path'
 
 /** Commands that fetch the server package on first use: npx -y, uvx, pnpm dlx, bunx, … */
@@ -13,13 +13,6 @@ export function isPackageRunner(config) {
 }
 
 const seconds = (ms) => `${Math.round(ms / 100) / 10} s`
-
-/** What a page of HTML says, in a few words: its title, else its first text. */
-function htmlGist(text) {
-  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1]
-  const body = title ?? text.replace(/<[^>]*>/g, ' ')
-  return body.replace(/\s+/g, ' ').trim().slice(0, 80)
-}
 
 /**
  * `{ summary, hint? }` for a failed server record (`transport`, `command` or URL, `error`,
@@ -56,19 +49,17 @@ export function describeFailure({ id, transport, command, error, code, timeoutMs
       ? { summary: `the command ${JSON.stringify(notStarted[1])} was not found`, hint: 'install it, or give its full path in the config' }
       : { summary: `the command ${JSON.stringify(notStarted[1])} could not be started: ${notStarted[2].toLowerCase()}` }
   }
-  const status = /HTTP (\d{3})( [A-Za-z ]+)?/.exec(error)
-  if (status) {
-    const n = Number(status[1])
-    const body = error.slice(status.index + status[0].length).replace(/^:\s*/, '').replace(/, when send .*$/, '')
-    const page = /<html|<!doctype/i.test(body) ? ` (an HTML page: "${htmlGist(body)}")` : ''
-    if (n === 401 || n === 403) return { summary: `${url} refused the request with HTTP ${n}${page}`, hint: 'check the credentials in the server\'s "headers"' }
-    if (n === 404 || n === 405) return { summary: `${url} answered HTTP ${n}${page}: no MCP endpoint at that path`, hint: 'check the URL; Streamable HTTP servers usually end in /mcp, legacy SSE ones in /sse ("type": "sse")' }
-    return { summary: `${url} answered HTTP ${n}${page}` }
+  const reason = error.replace(/^could not connect to MCP server "[^"]*": /, '')
+  // The hub's "the server answered HTTP 404 Not Found (an HTML page titled …)", said of the URL.
+  const answered = /answered (HTTP (\d{3}).*)$/.exec(reason)
+  if (answered) {
+    const status = Number(answered[2])
+    if (status === 401 || status === 403) return { summary: `${url} refused the request with ${answered[1]}`, hint: 'check the credentials in the server\'s "headers"' }
+    if (status === 404 || status === 405) return { summary: `${url} answered ${answered[1]}: no MCP endpoint at that path`, hint: 'check the URL; Streamable HTTP servers usually end in /mcp, legacy SSE ones in /sse ("type": "sse")' }
+    return { summary: `${url} answered ${answered[1]}` }
   }
-  if (/error sending request|Connection refused|dns error|tcp connect/i.test(error)) {
-    return { summary: `could not reach ${url}: nothing answered there (server not running, wrong host or port, or no network)` }
+  if (url && /nothing is listening|could not be resolved|could not connect to|timed out/.test(reason)) {
+    return { summary: `could not reach ${url}: ${reason}`, hint: 'is the server running, and are the host and port right?' }
   }
-  // Anything else: the hub's sentence without the Rust type names of the transport.
-  const plain = error.replace(/^could not connect to MCP server "[^"]*": /, '').replace(/Transport \[[^\]]*(\][^\]]*)*\] error: /g, '').replace(/^Send message error /, '')
-  return { summary: plain.split('\n')[0] }
+  return { summary: reason.split('\n')[0] }
 }

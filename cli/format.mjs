@@ -4,9 +4,8 @@ import pc from 'picocolors'
 import { clientOf } from './discover.mjs'
 
 export const num = (n) => n.toLocaleString('en-US')
-
-/** `1 tool`, `2 tools`: a count with its word. */
-export const plural = (n, word) => `${num(n)} ${n === 1 ? word : `${word}s`}`
+/** `1 tool`, `2 tools`, `1,000 tools`: a count and its noun. */
+export const plural = (n, noun, nouns = `${noun}s`) => `${num(n)} ${n === 1 ? noun : nouns}`
 /** `text` cut to `max` characters, with an ellipsis when cut. */
 export const clip = (text, max) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
 export const pct = (x) => `${(x * 100).toFixed(x < 0.01 ? 2 : 1)}%`
@@ -69,7 +68,7 @@ export function formatFailure(s, { verbose = false, indent = '' } = {}) {
   const out = [`${s.id}${s.key ? ` ${pc.dim(`(${s.key})`)}` : ''}: ${s.summary}`]
   if (s.hint) out.push(`${indent}hint:    ${s.hint}`)
   out.push(`${indent}${stdio ? 'command:' : 'url:    '} ${s.command}`)
-  if (verbose) out.push(`${indent}error:   ${s.error}`)
+  if (verbose) out.push(`${indent}error:   ${s.details ?? s.error}`)
   if (stdio) {
     const lines = stderrLines(s.stderrTail ?? '', verbose)
     out.push(lines.length ? `${indent}stderr:\n${lines.map((l) => `${indent}  | ${l}`).join('\n')}` : `${indent}stderr:  (empty)`)
@@ -124,11 +123,11 @@ export function formatAudit(doc, { all = false, verbose = false } = {}) {
   if (catalog.length) {
     const c = doc.catalog
     const shown = all ? catalog : [...catalog].sort((a, b) => b.tokens - a.tokens).slice(0, TOP)
-    out.push('', pc.bold(`Catalog: ${c.label}`), `${num(c.servers)} servers, ${num(c.tools)} tools, listed but not callable (no server behind them runs).`)
-    out.push(all ? '' : `Costliest ${shown.length} of ${num(catalog.length)} catalog servers (--all lists every one):`, table(SERVER_HEAD, serverRows(shown), SERVER_ALIGN))
+    out.push('', pc.bold(`Catalog: ${c.label}`), `${plural(c.servers, 'server')}, ${plural(c.tools, 'tool')}, listed but not callable (no server behind them runs).`)
+    out.push(all ? '' : `Costliest ${shown.length} of ${plural(catalog.length, 'catalog server')} (--all lists every one):`, table(SERVER_HEAD, serverRows(shown), SERVER_ALIGN))
     const catalogIds = new Set(catalog.map((s) => s.id))
     const tools = doc.tools.filter((t) => catalogIds.has(t.server)).sort((a, b) => b.tokens - a.tokens)
-    out.push(all ? '' : `Costliest ${Math.min(TOP, tools.length)} catalog tools:`, table(['server', ...TOOL_HEAD], (all ? tools : tools.slice(0, TOP)).map((t) => [t.server, ...toolRow(t)]), ['left', ...TOOL_ALIGN]))
+    out.push(all ? '' : `Costliest ${plural(Math.min(TOP, tools.length), 'catalog tool')}:`, table(['server', ...TOOL_HEAD], (all ? tools : tools.slice(0, TOP)).map((t) => [t.server, ...toolRow(t)]), ['left', ...TOOL_ALIGN]))
   }
   const failed = doc.servers.filter((s) => s.status === 'failed')
   if (failed.length) {
@@ -141,11 +140,11 @@ export function formatAudit(doc, { all = false, verbose = false } = {}) {
     '',
     pc.bold(several || m.sharedServers ? 'Summary (every config together, each server counted once)' : 'Summary'),
     `  servers    ${num(m.mcpServers)} MCP (${m.failedServers ? pc.red(`${m.failedServers} failed`) : '0 failed'})${m.sharedServers ? `, ${num(m.sharedServers)} listed again under another id` : ''}${doc.skipped.length ? pc.yellow(`, ${num(doc.skipped.length)} skipped`) : ''}${catalog.length ? `, ${num(catalog.length)} catalog` : ''}`,
-    `  tools      ${num(m.tools)} definitions = ${num(m.tokens)} tokens, ${pct(m.share)} of the window`,
-    `  threshold  ${num(m.threshold)} tokens (10% of the window)`,
+    `  tools      ${plural(m.tools, 'definition')} = ${plural(m.tokens, 'token')}, ${pct(m.share)} of the window`,
+    `  threshold  ${plural(m.threshold, 'token')} (10% of the window)`,
     `  decision   ${decisionWords(m)}: ${m.reason}`,
-    `  inline     ${num(m.inlineTokens)} tokens per request${m.deferredTools ? ` (incl. ${num(m.overheadTokens)} for the meta-tools and <deferred-tools> section)` : ''}`,
-    `  saved      ${pc.bold(num(m.savedTokens))} tokens per request`,
+    `  inline     ${plural(m.inlineTokens, 'token')} per request${m.deferredTools ? ` (incl. ${num(m.overheadTokens)} for the meta-tools and <deferred-tools> section)` : ''}`,
+    `  saved      ${pc.bold(plural(m.savedTokens, 'token'))} per request`,
   )
   if (doc.notice) out.push('', pc.bold(pc.yellow(doc.notice)))
   return out.join('\n')

@@ -1,26 +1,39 @@
 // The toolreg command line: what your MCP servers cost in tokens, what would be deferred for
 // your model's context window, and whether the right tool can still be found.
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { createRequire } from 'node:module'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import pc from 'picocolors'
-import { DEFAULT_TIMEOUT_MS, PACKAGE_RUNNER_TIMEOUT_MS, openSession, resolveSource, startTimeoutOf, trackOpen } from './session.mjs'
-import { SERVE_ACTIVE_ENV, STARTUP_WAIT_MS, createGateway, serveToken, withoutSelf } from './serve.mjs'
 import { applyProfile, needsApprovalBySettings } from './profiles.mjs'
 import { readCachedTools } from './cache.mjs'
 import { createProgress } from './progress.mjs'
-import { audit, decisionsAt } from './audit.mjs'
-import { clip, formatAudit, formatFailure, num } from './format.mjs'
-import { searchTools, resolveTool, signatureOf, callTool, execCode, labelOf, splitName } from './tools.mjs'
-import { buildReport } from './report.mjs'
+import { clip, formatAudit, formatFailure, num, plural } from './format.mjs'
 import { modelWindow, MODEL_WINDOWS } from './models.mjs'
 import { CliError, EXIT, EXIT_HELP } from './exitCodes.mjs'
-import { fileTokenStore, signIn, tokenStatus } from './auth.mjs'
+import { DEFAULT_TIMEOUT_MS, PACKAGE_RUNNER_TIMEOUT_MS, STARTUP_WAIT_MS } from './defaults.mjs'
+import { describeFileError, readUserFile, writeUserFile } from './files.mjs'
+import { cleanErrorText } from '../js/errors.js'
 
 const require = createRequire(import.meta.url)
-const { McpHub } = require('../index.js')
-const { resolveJsonSchema } = require('../js/schema.js')
+
+/**
+ * A module that loads the addon or the AI SDK (about 2 s together), imported by the first
+ * command that needs it, so that --help and --version answer at once. `loaded` resolves once
+ * something has loaded it.
+ */
+function lazyModule(load) {
+  let settle
+  const loaded = new Promise((resolve) => (settle = resolve))
+  let loading
+  return { load: () => (loading ??= load().then((module) => (settle(module), module))), loaded }
+}
+
+export const sessionModule = lazyModule(() => import('./session.mjs'))
+const toolsModule = lazyModule(() => import('./tools.mjs'))
+const auditModule = lazyModule(() => import('./audit.mjs'))
+const authModule = lazyModule(() => import('./auth.mjs'))
+const openSession = async (opts) => (await sessionModule.load()).openSession(opts)
 const { closest, didYouMean } = require('../js/meta/names.js')
 
 function positiveInt(value) {
@@ -85,7 +98,9 @@ async function withSession(open, opts, run, { plainProgress = false, start = 'al
  * wire id's owner follows from the server names; a bare tool name is looked up in the cached
  * listings; only a name no cache knows starts every server.
  */
-function serversFor(name) {
+async function serversFor(name) {
+  const { splitName } = await toolsModule.load()
+  const { McpHub } = require('../index.js')
   return (source) => {
     const ids = source.servers.map((s) => s.config.id)
     const split = splitName(name)
@@ -123,9 +138,10 @@ function windowOf(opts) {
   return { modelWindow: window, model: opts.model }
 }
 
-/** What resolveTool needs to explain a server it has no tools of: the configured and the skipped ones. */
-const knownServers = (s) => ({ configured: s.source.servers.map((x) => x.config.id), skipped: s.skipped })
-
+/** What resolveTool needs to explain a server it has no tools of: the configured, skipped and failed ones. */
+const knownServers = (s) => ({ configured: s.source.servers.map((x) => x.config.id), skipped: s.skipped, failed: s.servers.filter((x) => x.status === 'failed').map((x) => x.id) })
+/** The end of a server's stderr, for --verbose after a call its server did not survive. */
+const stderrOf = (s) => (serverId) => s.hub.status().find((x) => x.id === serverId)?.stderrTail ?? ''
 /**
  * Audit and report end non-zero when a server failed (4), or when nothing could be audited
  * because every server was skipped or the config lists none (3, said on stderr with the
@@ -178,6 +194,7 @@ export function createProgram({ open = openSession } = {}) {
     .addHelpText('after', examples('toolreg audit', 'toolreg audit --config ~/.cursor/mcp.json --model gpt-4o', 'toolreg audit --json | jq .summary'))
     .action(async (opts) => {
       const window = windowOf(opts)
+      const { audit } = await auditModule.load()
       const doc = await session(opts, (s) => audit(s, window), { plainProgress: true, quietFailures: true, useCache: true })
       process.stdout.write(opts.json ? `${JSON.stringify(doc)}\n` : `${formatAudit(doc, { all: opts.all, verbose: opts.verbose })}\n`)
       outcome.exitCode = auditExitCode(doc, { reasonsShown: !opts.json })
@@ -197,6 +214,7 @@ export function createProgram({ open = openSession } = {}) {
     .addOption(verboseOption())
     .addHelpText('after', examples('toolreg search "read a text file"', 'toolreg search "create an issue" --namespace github --limit 3', 'toolreg search "how is bitcoin trading" --hybrid --json'))
     .action(async (query, opts) => {
+      const { searchTools, labelOf } = await toolsModule.load()
       const hits = await session(opts, async (s) => (await searchTools(s.registry, query, opts)).map((h) => ({ id: labelOf(s.registry.getByName(h.name)), ...h })), { useCache: true, start: opts.namespace === undefined ? 'all' : serverNamed(opts.namespace.replace(/^mcp:/, '')) })
       if (opts.json) return printJson(hits)
       if (!hits.length) return console.log(`No tool matches ${JSON.stringify(query)}.`)
@@ -214,10 +232,12 @@ export function createProgram({ open = openSession } = {}) {
     .addOption(verboseOption())
     .addHelpText('after', examples('toolreg inspect filesystem/read_text_file', 'toolreg inspect memory/create_entities --json'))
     .action(async (name, opts) => {
+      const { resolveTool, signatureOf, labelOf } = await toolsModule.load()
+      const { resolveJsonSchema } = require('../js/schema.js')
       const out = await session(opts, async (s) => {
         const entry = resolveTool(s.registry, name, knownServers(s))
         return { id: labelOf(entry), name: entry.name, server: entry.mcp?.serverId ?? null, tool: entry.mcp?.toolName ?? null, description: entry.tool.description ?? entry.description, inputSchema: await resolveJsonSchema(entry.tool), signature: await signatureOf(entry) }
-      }, { start: serversFor(name), useCache: true })
+      }, { start: await serversFor(name), useCache: true })
       if (opts.json) return printJson(out)
       console.log(out.signature)
     })
@@ -234,7 +254,8 @@ export function createProgram({ open = openSession } = {}) {
     .addOption(verboseOption())
     .addHelpText('after', examples('toolreg call everything/get-sum \'{"a": 2, "b": 40}\'', 'toolreg call filesystem/write_file \'{"path": "/tmp/x", "content": "hi"}\' --yes', 'toolreg call memory/read_graph --json'))
     .action(async (name, params, opts) => {
-      const out = await session(opts, (s) => callTool(s.registry, name, params, { ...opts, ...knownServers(s), reasons: s.approvalReasons }), { start: serversFor(name) })
+      const { callTool } = await toolsModule.load()
+      const out = await session(opts, (s) => callTool(s.registry, name, params, { ...opts, ...knownServers(s), reasons: s.approvalReasons, stderrOf: opts.verbose && stderrOf(s) }), { start: await serversFor(name) })
       console.log(opts.json ? JSON.stringify(out.result) : out.text)
     })
 
@@ -252,7 +273,8 @@ export function createProgram({ open = openSession } = {}) {
     .addHelpText('after', examples('toolreg exec "return await tools.invoke(\'mcp__everything__get_sum_9dd64e7f5e\', { a: 2, b: 40 })"', 'toolreg exec --file script.js --json'))
     .action(async (code, opts) => {
       if ((code === undefined) === (opts.file === undefined)) throw new CliError('Give the code either as an argument or with --file, not both.', EXIT.USAGE)
-      const source = code ?? readFileSync(opts.file, 'utf8')
+      const source = code ?? readUserFile(opts.file)
+      const { execCode } = await toolsModule.load()
       const out = await session(opts, (s) => execCode(s.registry, source, { ...opts, reasons: s.approvalReasons }), { useCache: true })
       if (opts.json) return printJson(out)
       for (const line of out.logs) console.error(line)
@@ -273,15 +295,16 @@ export function createProgram({ open = openSession } = {}) {
     .addHelpText('after', examples('toolreg report --out report.html', 'toolreg report --config .vscode/mcp.json --model gemini-2.5-pro'))
     .action(async (opts) => {
       const window = windowOf(opts)
+      const [{ audit, decisionsAt }, { buildReport }] = await Promise.all([auditModule.load(), import('./report.mjs')])
       const { doc, html } = await session(opts, async (s) => {
         const doc = await audit(s, window)
         return { doc, html: buildReport(doc, await decisionsAt(s)) }
       }, { plainProgress: true, quietFailures: true, useCache: true })
       const out = resolve(opts.out)
-      writeFileSync(out, html)
+      writeUserFile(out, html)
       const summary = { file: out, bytes: Buffer.byteLength(html), servers: doc.servers.length, tools: doc.summary.tools, failedServers: doc.summary.failedServers }
       if (opts.json) printJson(summary)
-      else console.log(`Wrote ${out} (${num(summary.bytes)} bytes): ${num(summary.tools)} tools on ${num(summary.servers)} servers. Open it in any browser; it needs no network.`)
+      else console.log(`Wrote ${out} (${plural(summary.bytes, 'byte')}): ${plural(summary.tools, 'tool')} on ${plural(summary.servers, 'server')}. Open it in any browser; it needs no network.`)
       outcome.exitCode = auditExitCode(doc, { reasonsShown: false })
     })
   command('serve')
@@ -305,6 +328,7 @@ export function createProgram({ open = openSession } = {}) {
     }, 60_000)
     .addHelpText('after', examples('toolreg serve --model claude-sonnet-4', 'toolreg serve --http 3939 --exec', 'toolreg serve --profile cursor', 'TOOLREG_SERVE_TOKEN=secret toolreg serve --http 3939 --config ~/.cursor/mcp.json'))
     .action(async (opts) => {
+      const [{ resolveSource, startTimeoutOf, trackOpen }, { SERVE_ACTIVE_ENV, createGateway, serveToken, withoutSelf }] = await Promise.all([sessionModule.load(), import('./serve.mjs')])
       if (opts.stdio && opts.http !== undefined) throw new CliError('Pick one of --stdio and --http.', EXIT.USAGE)
       // A server started by a gateway that runs a gateway again: the config lists toolreg itself
       // in a form withoutSelf does not recognise (a wrapper script, say).
@@ -332,7 +356,7 @@ export function createProgram({ open = openSession } = {}) {
         needsApproval: (serverId, toolName) => needsApprovalBySettings(source.settings, serverId, toolName),
       })
       const untrack = trackOpen(served)
-      if (opts.profile !== undefined) say(`profile ${JSON.stringify(opts.profile)}: ${num(profile.servers.length)} of ${num(source.servers.length)} servers`)
+      if (opts.profile !== undefined) say(`profile ${JSON.stringify(opts.profile)}: ${num(profile.servers.length)} of ${plural(source.servers.length, 'server')}`)
       try {
         if (opts.http === undefined) {
           say('serving MCP on stdio')
@@ -356,8 +380,8 @@ export function createProgram({ open = openSession } = {}) {
   const auth = program.command('auth').description('sign in to MCP servers that ask for OAuth (GitHub, Linear, Notion, Sentry, …); tokens are kept in a file only you can read')
   usageErrors(auth, 'toolreg auth')
   /** The remote server `id` of the config, or a usage error naming the ones there are. */
-  const remoteServer = (opts, id) => {
-    const source = resolveSource({ config: opts.config })
+  const remoteServer = async (opts, id) => {
+    const source = (await sessionModule.load()).resolveSource({ config: opts.config })
     const remote = source.servers.filter((s) => s.config.type !== 'stdio')
     const found = remote.find((s) => s.config.id === id)
     if (found) return found
@@ -373,7 +397,8 @@ export function createProgram({ open = openSession } = {}) {
     .option('--timeout <ms>', 'how long to wait for the sign-in to finish', positiveInt, 300_000)
     .addHelpText('after', examples('toolreg auth login github', 'BROWSER=firefox toolreg auth login linear --config ~/.cursor/mcp.json'))
     .action(async (id, opts) => {
-      const server = remoteServer(opts, id)
+      const server = await remoteServer(opts, id)
+      const { fileTokenStore, signIn } = await authModule.load()
       const store = fileTokenStore()
       let signedIn
       try {
@@ -381,15 +406,16 @@ export function createProgram({ open = openSession } = {}) {
       } catch (error) {
         throw new CliError(`Sign-in to ${id} did not complete: ${error.message}`, EXIT.AUTH)
       }
-      console.log(signedIn.askedToSignIn ? `Signed in to ${id}: ${num(signedIn.tools)} tools. The token is stored in ${store.file}.` : `${id} did not ask for a sign-in (${num(signedIn.tools)} tools); nothing was stored.`)
+      console.log(signedIn.askedToSignIn ? `Signed in to ${id}: ${plural(signedIn.tools, 'tool')}. The token is stored in ${store.file}.` : `${id} did not ask for a sign-in (${plural(signedIn.tools, 'tool')}); nothing was stored.`)
     })
   auth
     .command('logout')
     .description('forget the stored token of a server (sign in again with auth login)')
     .argument('<server>', 'the server\'s id in the config')
     .addOption(configOption())
-    .action((id, opts) => {
-      remoteServer(opts, id)
+    .action(async (id, opts) => {
+      await remoteServer(opts, id)
+      const { fileTokenStore } = await authModule.load()
       console.log(fileTokenStore().delete(id) ? `Signed out of ${id}: its token was removed.` : `No token was stored for ${id}.`)
     })
   auth
@@ -398,15 +424,22 @@ export function createProgram({ open = openSession } = {}) {
     .argument('[server]', 'only this server')
     .addOption(configOption())
     .option('--json', 'print the list as JSON')
-    .action((id, opts) => {
-      const servers = id ? [remoteServer(opts, id)] : resolveSource({ config: opts.config }).servers.filter((s) => s.config.type !== 'stdio')
+    .action(async (id, opts) => {
+      const servers = id ? [await remoteServer(opts, id)] : (await sessionModule.load()).resolveSource({ config: opts.config }).servers.filter((s) => s.config.type !== 'stdio')
+      const { fileTokenStore, tokenStatus } = await authModule.load()
       const store = fileTokenStore()
       const rows = servers.map((s) => tokenStatus(s.config, store))
       if (opts.json) return printJson(rows)
       if (!rows.length) return console.log('The config has no remote servers.')
       for (const r of rows) {
         const expiry = r.expiresInSeconds == null ? '' : r.expiresInSeconds > 0 ? `, expires in ${Math.ceil(r.expiresInSeconds / 60)} min` : ', expired'
-        const detail = r.signedIn ? `signed in${r.scopes.length ? ` (scopes: ${r.scopes.join(' ')})` : ''}${expiry}${r.refreshable ? ', renews itself' : ''}` : r.staleFor ? `not signed in (the stored token is for ${r.staleFor})` : 'not signed in'
+        const fromHeaders = r.headerCredentials && `its config sends credentials in ${r.headerCredentials.join(', ')}`
+        const detail = r.signedIn
+          ? `signed in${r.scopes.length ? ` (scopes: ${r.scopes.join(' ')})` : ''}${expiry}${r.refreshable ? ', renews itself' : ''}`
+          : r.needsNoSignIn ? `needs no sign-in: ${fromHeaders}`
+            : r.staleFor ? `not signed in (the stored token is for ${r.staleFor})`
+              : fromHeaders ? `not signed in; ${fromHeaders}, so it may need none`
+                : 'not signed in'
         console.log(`${pc.bold(r.id)}  ${detail}`)
       }
     })
@@ -421,15 +454,24 @@ export async function main(argv, options) {
     return outcome.exitCode
   } catch (error) {
     if (error.code?.startsWith('commander.')) return error.exitCode === 0 ? EXIT.OK : EXIT.USAGE
+    const say = (text) => console.error(pc.red(cleanErrorText(text)))
     if (error instanceof CliError) {
-      console.error(pc.red(error.message))
+      say(error.message)
       return error.exitCode
     }
     if (error.code === 'TOOLREG_CONFIG') {
-      console.error(pc.red(`Config error: ${error.message}`))
+      say(`Config error: ${error.message}`)
       return EXIT.CONFIG
     }
-    console.error(pc.red(error.stack ?? String(error)))
+    const fileProblem = describeFileError(error)
+    if (fileProblem) {
+      say(fileProblem)
+      return EXIT.INTERNAL
+    }
+    // The action's options are gone with the exception; the command line still says.
+    const verbose = argv.slice(0, argv.includes('--') ? argv.indexOf('--') : undefined).some((arg) => arg === '--verbose' || arg === '-v')
+    if (verbose) console.error(pc.red(error.stack ?? String(error)))
+    else say(`Unexpected error: ${String(error?.message ?? error).split('\n')[0]} (run with --verbose for the stack)`)
     return EXIT.INTERNAL
   }
 }

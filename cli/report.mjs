@@ -1,7 +1,7 @@
 // `toolreg report`: one self-contained HTML page (inline CSS, script and data; nothing fetched
 // at view time) from an audit document and the decisions at several windows.
 import { readFileSync } from 'node:fs'
-import { clip, num, pct } from './format.mjs'
+import { clip, num, pct, plural } from './format.mjs'
 
 const PAGE_SCRIPT = readFileSync(new URL('./report-page.js', import.meta.url), 'utf8')
 const TOP_TOOLS = 25
@@ -26,7 +26,7 @@ text.tool-label { font-size: 10px; fill: #fff; pointer-events: none; } #failed p
 function decisionRows(decisions) {
   return decisions
     .map((d) => `<tr data-window="${d.contextWindow}"><td class="num">${num(d.contextWindow)}</td><td class="num">${num(d.threshold)}</td>` +
-      `<td class="${d.deferred ? 'deferred-yes' : 'deferred-no'}">${d.deferred ? `defer ${num(d.deferred)} tools` : 'defer nothing'}</td>` +
+      `<td class="${d.deferred ? 'deferred-yes' : 'deferred-no'}">${d.deferred ? `defer ${plural(d.deferred, 'tool')}` : 'defer nothing'}</td>` +
       `<td class="num">${num(d.inlineTokens)}</td><td class="num">${num(d.savedTokens)}</td><td>${escapeHtml(d.reason)}</td></tr>`)
     .join('\n')
 }
@@ -115,12 +115,12 @@ export function buildReport(doc, decisions) {
   const failed = doc.servers.filter((s) => s.status === 'failed')
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>toolreg report: ${num(m.tools)} tools, ${num(m.tokens)} tokens</title>
+<title>toolreg report: ${plural(m.tools, 'tool')}, ${plural(m.tokens, 'token')}</title>
 <style>${CSS}</style></head><body>
 <h1>toolreg report</h1>
 ${doc.notice ? `<p class="deferred-yes"><b>${escapeHtml(doc.notice)}</b></p>` : ''}
 <p class="muted">${escapeHtml(doc.configFiles.length ? `Config: ${doc.configFiles.join(', ')}` : `The demo setup: the MCP reference servers, run live, and ${doc.catalog?.label ?? 'no catalog'}, listed but not callable`)}.<br>
-${num(doc.summary.mcpServers)} MCP servers (${m.failedServers} failed${doc.skipped.length ? `, ${doc.skipped.length} skipped` : ''}), ${num(counted.filter((s) => s.kind === 'catalog').length)} catalog servers, ${num(m.tools)} tools;
+${plural(doc.summary.mcpServers, 'MCP server')} (${m.failedServers} failed${doc.skipped.length ? `, ${doc.skipped.length} skipped` : ''}), ${plural(counted.filter((s) => s.kind === 'catalog').length, 'catalog server')}, ${plural(m.tools, 'tool')};
 their definitions cost <b>${num(m.tokens)}</b> ${escapeHtml(doc.encoding)} tokens, sent with every request unless deferred.</p>
 ${failedSection(failed)}
 ${skippedSection(doc.skipped)}

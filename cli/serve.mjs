@@ -10,6 +10,7 @@ import { readCachedTools, readGatewayAnswer, rememberFailure, writeCachedTools, 
 import { fileTokenStore } from './auth.mjs'
 import { describeFailure, isPackageRunner } from './failures.mjs'
 import { num, plural } from './format.mjs'
+import { STARTUP_WAIT_MS } from './defaults.mjs'
 
 const require = createRequire(import.meta.url)
 const native = require('../binding.js')
@@ -59,13 +60,6 @@ async function metaDefinition(name, tool) {
   return { name, description: tool.description ?? '', inputSchema: await tool.inputSchema.jsonSchema }
 }
 
-/**
- * How long the gateway waits for servers with no cached tool list before it answers the client
- * (`initialize`, then `tools/list`): fast servers make the first list and the instructions, a
- * slow or broken one never holds a client (whose connect timeout may be a few seconds) and joins
- * later with `list_changed`.
- */
-export const STARTUP_WAIT_MS = 700
 
 /**
  * Builds the gateway over `servers` (hub configs from the CLI's config loader) and returns at

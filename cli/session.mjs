@@ -6,25 +6,20 @@ import { createRequire } from 'node:module'
 import { ConfigError, loadConfigFile } from './config.mjs'
 import { discoverConfigs, mergeConfigs } from './discover.mjs'
 import { mergeToolregSettings, needsApprovalBySettings } from './profiles.mjs'
-import { referenceServers } from './defaults.mjs'
+import { DEFAULT_TIMEOUT_MS, PACKAGE_RUNNER_TIMEOUT_MS, referenceServers } from './defaults.mjs'
 import { defaultCatalog, firstLine } from './catalog.mjs'
 import { FAILURE_MAX_AGE_MS, readCachedTools, readRememberedFailure, rememberFailure, writeCachedTools } from './cache.mjs'
 import { describeFailure, isPackageRunner } from './failures.mjs'
 import { fileTokenStore } from './auth.mjs'
 import { CliError, EXIT } from './exitCodes.mjs'
+import { plural } from './format.mjs'
 
 const require = createRequire(import.meta.url)
 const { McpHub, ToolRegistry, buildMcpToolWireId, syncMcpToolsToRegistry } = require('../index.js')
 const { withTimeout } = require('../js/mcp/sync.js')
 const { tool, jsonSchema } = require('ai')
 
-export const DEFAULT_TIMEOUT_MS = 30_000
-/**
- * `npx -y pkg`, `uvx pkg`, … download the server on their first run (a minute has been seen for
- * a large package); killing them mid-install leaves a broken npx cache that fails the next run
- * too. So without an explicit --timeout they get this much longer.
- */
-export const PACKAGE_RUNNER_TIMEOUT_MS = 180_000
+export { DEFAULT_TIMEOUT_MS, PACKAGE_RUNNER_TIMEOUT_MS }
 
 /** How long `config`'s server may take to start and list its tools: package runners get longer unless --timeout was given. */
 export function startTimeoutOf(config, { timeoutMs, timeoutGiven }) {
@@ -248,6 +243,7 @@ function stderrTailOf(hub, serverId) {
 function fail(record, hub, error, { config, timeoutMs, runner }) {
   record.status = 'failed'
   record.error = error?.message ?? String(error)
+  record.details = error?.details
   record.stderrTail = stderrTailOf(hub, record.id)
   Object.assign(record, describeFailure({ ...record, code: error?.code, timeoutMs, runner }))
   record.tools = []
@@ -270,7 +266,7 @@ async function connectAll(session, servers, progress) {
         record.status = 'connected'
         record.listed = listed
         writeCachedTools(config, listed)
-        progress?.finish(config.id, true, `${listed.length} tools`)
+        progress?.finish(config.id, true, plural(listed.length, 'tool'))
       } catch (error) {
         fail(record, hub, error, { config, timeoutMs, runner })
         progress?.finish(config.id, false, record.summary)

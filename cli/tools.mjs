@@ -1,6 +1,7 @@
 // search, inspect and call over a session's registry.
 import { createRequire } from 'node:module'
 import { createInterface } from 'node:readline/promises'
+import { Script } from 'node:vm'
 import { CliError, EXIT } from './exitCodes.mjs'
 
 const require = createRequire(import.meta.url)
@@ -36,9 +37,11 @@ export function splitName(name) {
 /**
  * The entry NAME means: `server/tool`, a wire id, or a tool name that only one server has.
  * Anything else is a CliError with the closest names by edit distance; a server the config
- * skipped (`skipped`: `{ id, file, why }`) is named with the reason.
+ * skipped (`skipped`: `{ id, file, why }`) is named with the reason, and when the tool's server,
+ * or any server it may be on (`failed`: the ids that did not start), did not start, that is the
+ * error (exit 4), not a missing tool.
  */
-export function resolveTool(registry, name, { configured = [], skipped = [] } = {}) {
+export function resolveTool(registry, name, { configured = [], skipped = [], failed = [] } = {}) {
   const exact = registry.getByName(name)
   if (exact) return exact
   const all = registry.getAll().filter((e) => e.mcp)
@@ -48,9 +51,10 @@ export function resolveTool(registry, name, { configured = [], skipped = [] } = 
     const own = all.filter((e) => e.mcp.serverId === server)
     if (!own.length) {
       const servers = [...new Set([...configured, ...all.map((e) => e.mcp.serverId)])]
-      if (configured.includes(server)) throw new CliError(`No tools of ${server}: it did not start (the warning above says why).`, EXIT.TOOL_NOT_FOUND)
+      if (failed.includes(server)) throw new CliError(`No tools of ${server}: it did not start (the warning above says why).`, EXIT.SERVER_FAILED)
       const skip = skipped.find((s) => s.id === server)
       if (skip) throw new CliError(`${server} is skipped, so its tools are unknown: ${skip.why}${skip.file ? ` (in ${skip.file})` : ''}.`, EXIT.CONFIG)
+      if (configured.includes(server)) throw new CliError(`${server} has no tools.`, EXIT.TOOL_NOT_FOUND)
       const known = configured.length ? ` (configured: ${configured.join(', ')})` : ''
       throw new CliError(`No tools of a server ${JSON.stringify(server)}${known}.${didYouMean(closest(server, servers))}`, EXIT.TOOL_NOT_FOUND)
     }
@@ -65,7 +69,11 @@ export function resolveTool(registry, name, { configured = [], skipped = [] } = 
   }
   const unknown = skipped.filter((s) => s.id).map((s) => s.id)
   const skippedNote = unknown.length ? ` The tools of skipped servers are unknown (${unknown.join(', ')}; toolreg audit says why).` : ''
-  throw new CliError(`No tool named ${JSON.stringify(name)}.${didYouMean(closest(name, all, (e) => e.mcp.toolName).map(labelOf))}${skippedNote}`, EXIT.TOOL_NOT_FOUND)
+  const suggestions = `${didYouMean(closest(name, all, (e) => e.mcp.toolName).map(labelOf))}${skippedNote}`
+  if (failed.length) {
+    throw new CliError(`No tool named ${JSON.stringify(name)} on the servers that started; ${failed.join(', ')} did not (the warnings above say why).${suggestions}`, EXIT.SERVER_FAILED)
+  }
+  throw new CliError(`No tool named ${JSON.stringify(name)}.${suggestions}`, EXIT.TOOL_NOT_FOUND)
 }
 
 export async function signatureOf(entry) {
@@ -142,6 +150,30 @@ async function validParams(registry, entry, json, { yes }) {
   return JSON.parse(repaired.input)
 }
 
+/** How the sandbox wraps the code (a function body) before it parses it. */
+const EXEC_WRAPPER = ['(async () => {', '\n})']
+
+/**
+ * The syntax error of `code` at the user's own line and column. The sandbox parses the code
+ * wrapped in an async function, so its error can point at the wrapper's closing `}`; Node
+ * parses the same wrapped text (compiling only, nothing runs) and its position is mapped back.
+ * Null when Node finds no error.
+ */
+export function syntaxErrorIn(code) {
+  try {
+    new Script(`${EXEC_WRAPPER[0]}${code}${EXEC_WRAPPER[1]}`, { filename: 'code' })
+    return null
+  } catch (error) {
+    // V8's stack of a compile error: `code:LINE`, the source line, a caret under the column.
+    const [where, , caret = ''] = String(error.stack).split('\n')
+    const line = Number(/:(\d+)$/.exec(where)?.[1])
+    const lines = code.split('\n').length
+    if (!(line <= lines)) return 'the code ends before something it opened (a bracket, a string, an expression) is closed'
+    const column = caret.indexOf('^') + 1 - (line === 1 ? EXEC_WRAPPER[0].length : 0)
+    return `${error.message} at line ${line}, column ${column}`
+  }
+}
+
 /**
  * Runs model-style code in the `tool_exec` sandbox over the session's callable tools (the
  * listed-only catalog is left out), asking on the terminal before approval-gated tools.
@@ -162,17 +194,19 @@ export async function execCode(registry, code, { yes, reasons } = {}) {
   const logs = (out.logs ?? []).map((line) => (typeof line === 'string' ? line : JSON.stringify(line)))
   if (out.isError) {
     for (const line of logs) console.error(line)
-    throw new CliError(`The code failed${out.errorCode ? ` (${out.errorCode})` : ''}: ${out.error}`, EXIT.TOOL_FAILED)
+    const error = (out.errorCode === 'TOOLREG_EXEC_SYNTAX' && syntaxErrorIn(code)) || out.error
+    throw new CliError(`The code failed${out.errorCode ? ` (${out.errorCode})` : ''}: ${error}`, EXIT.TOOL_FAILED)
   }
   return { result: out.result, logs }
 }
 
 /**
  * Validates `json` against the tool's schema (in Rust), asks for approval when the tool is
- * approval-gated, runs it, and returns the MCP result.
+ * approval-gated, runs it, and returns the MCP result. `stderrOf(serverId)` (with --verbose)
+ * gives the end of the server's stderr, shown when the server died during the call.
  */
-export async function callTool(registry, name, json, { yes, configured, skipped, reasons } = {}) {
-  const entry = resolveTool(registry, name, { configured, skipped })
+export async function callTool(registry, name, json, { yes, configured, skipped, failed, reasons, stderrOf } = {}) {
+  const entry = resolveTool(registry, name, { configured, skipped, failed })
   if (typeof entry.tool.execute !== 'function') {
     throw new CliError(`${labelOf(entry)} is in the demo's listed-only catalog: no server behind it runs, so it cannot be called.`, EXIT.TOOL_NOT_FOUND)
   }
@@ -185,6 +219,8 @@ export async function callTool(registry, name, json, { yes, configured, skipped,
     return { entry, params, result, text: mcpResultToText(result) }
   } catch (error) {
     const text = error.result ? mcpResultToText(error.result) : error.message
-    throw new CliError(`${labelOf(entry)} failed: ${text}`, EXIT.TOOL_FAILED)
+    const stderr = error.code === 'TOOLREG_MCP_CLOSED' && stderrOf ? stderrOf(entry.mcp.serverId).trimEnd() : ''
+    const tail = stderr ? `\nThe server's stderr ended with:\n${stderr.split('\n').slice(-20).map((line) => `  | ${line}`).join('\n')}` : ''
+    throw new CliError(`${labelOf(entry)} failed: ${text}${tail}`, EXIT.TOOL_FAILED)
   }
 }

@@ -149,10 +149,13 @@ function createAiRepair({ model, generate, maxAttempts = 1, onRepair } = {}) {
       if (output == null) return null
       const answer = JSON.stringify(output)
       const issues = native.validate(toolName, answer)
-      // Models wrap their answer as the call they were shown (`{ arguments: {...} }`) or send
-      // "5" for 5: the local pass fixes the answer the way it would fix the original call.
+      // Models wrap their answer as the call they were shown (`{ arguments: {...} }`) or encode
+      // it twice: those two are undone. Nothing else is: an answer that still breaks the schema
+      // is refused, not coerced (the model was asked for valid arguments; coercion is for the
+      // original call).
       const fixed = issues == null ? null : native.repair(toolName, answer)
-      const input = issues == null ? answer : fixed.inputJson
+      const unwrappedOnly = fixed?.inputJson != null && fixed.steps.every((step) => step.startsWith('unwrap:'))
+      const input = issues == null ? answer : unwrappedOnly ? fixed.inputJson : null
       if (input != null) {
         const repaired = { ...toolCall, toolName, input }
         report(onRepair, toolCall, repaired, 'model', [...steps, `model:attempt ${attempt + 1}`, ...(fixed?.steps ?? [])])

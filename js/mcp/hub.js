@@ -1,7 +1,7 @@
 'use strict'
 
 const native = require('../../binding.js')
-const { callNative, fromNative, invalidArgument } = require('../errors')
+const { callNative, cleanErrorText, fromNative, invalidArgument } = require('../errors')
 
 const DEFAULT_LIST_TIMEOUT_MS = 30_000
 const DEFAULT_CALL_TIMEOUT_MS = 60_000
@@ -279,9 +279,12 @@ class McpHub {
     return awaitNative(this.#native.featureRequest(serverId, method, JSON.stringify(params), timeoutMs)).then(JSON.parse)
   }
 
-  /** Each server's state, last error, cached tool count, protocol version, pid and stderr tail. */
+  /**
+   * Each server's state, last error (a sentence; `lastErrorDetails`: the transport's own text
+   * behind it, when that says more), cached tool count, protocol version, pid and stderr tail.
+   */
   status() {
-    return JSON.parse(this.#native.status())
+    return JSON.parse(this.#native.status()).map((server) => (server.lastError == null ? server : { ...server, lastError: cleanErrorText(server.lastError) }))
   }
 
   /** Servers that may own these wire ids, decided from the ids alone (nothing is listed). */

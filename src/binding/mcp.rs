@@ -20,8 +20,17 @@ use futures::future::BoxFuture;
 
 use super::callback::JsCallback;
 
+/// `[CODE] sentence`, and on a line of its own `[details] raw transport error` when there is
+/// one: js/errors.js puts that in `error.details`, apart from the message.
 fn mcp_error(err: McpError) -> napi::Error {
-    napi::Error::new(Status::GenericFailure, format!("[{}] {}", err.code(), err))
+    let details = err
+        .details()
+        .map(|d| format!("\n[details] {d}"))
+        .unwrap_or_default();
+    napi::Error::new(
+        Status::GenericFailure,
+        format!("[{}] {err}{details}", err.code()),
+    )
 }
 
 fn invalid_config(reason: impl std::fmt::Display) -> napi::Error {

@@ -35,7 +35,7 @@ use super::events::{HubEventsHandle, ProgressRoutes, ServerList};
 use super::http::{HubHttp, StandaloneStream};
 use super::process::{self, ChildProcess, StderrTail, StdoutNoise, describe_exit};
 use super::sse::LegacySseTransport;
-use super::{McpError, ServerConfig};
+use super::{Failure, McpError, ServerConfig};
 
 /// Everything needed to open a connection; cloned into the connect task.
 #[derive(Clone)]
@@ -61,23 +61,22 @@ pub(crate) enum ConnectFailure {
     Timeout(Duration),
     /// The attempt was abandoned (server removed, hub closed).
     Cancelled,
-    Failed(String),
+    Failed(Failure),
     /// The server needs authorization that could not be obtained.
     Auth(McpError),
 }
 
 impl ConnectFailure {
-    pub(crate) fn message(&self) -> String {
+    pub(crate) fn failure(&self) -> Failure {
         match self {
-            ConnectFailure::Timeout(d) => {
-                format!(
-                    "the MCP handshake did not finish within {} ms",
-                    d.as_millis()
-                )
-            }
+            ConnectFailure::Timeout(d) => format!(
+                "the MCP handshake did not finish within {} ms",
+                d.as_millis()
+            )
+            .into(),
             ConnectFailure::Cancelled => "the connection attempt was cancelled".into(),
-            ConnectFailure::Failed(m) => m.clone(),
-            ConnectFailure::Auth(e) => e.to_string(),
+            ConnectFailure::Failed(f) => f.clone(),
+            ConnectFailure::Auth(e) => e.to_string().into(),
         }
     }
 }
@@ -443,7 +442,7 @@ pub(crate) async fn connect(
     let serve_ct = ct.clone();
 
     let mut child = None;
-    let outcome: Result<Result<Running, String>, ConnectFailure> = match &p.config {
+    let outcome: Result<Result<Running, Failure>, ConnectFailure> = match &p.config {
         ServerConfig::Stdio {
             command,
             args,
@@ -459,7 +458,9 @@ pub(crate) async fn connect(
                 p.stderr.clone(),
                 p.stdout_noise.clone(),
             )
-            .map_err(|e| ConnectFailure::Failed(format!("could not start {command:?}: {e}")))?;
+            .map_err(|e| {
+                ConnectFailure::Failed(format!("could not start {command:?}: {e}").into())
+            })?;
             child = Some(spawned.process);
             let transport =
                 AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin)
@@ -471,7 +472,7 @@ pub(crate) async fn connect(
         } => {
             let client = http_client(p)?;
             let headers = header_map(id, headers)
-                .map_err(|e| ConnectFailure::Failed(e.to_string()))?
+                .map_err(|e| ConnectFailure::Failed(e.to_string().into()))?
                 .into_iter()
                 .filter_map(|(k, v)| Some((k?, v)))
                 .collect();
@@ -497,15 +498,21 @@ pub(crate) async fn connect(
             id, url, headers, ..
         } => {
             let client = http_client(p)?;
-            let headers =
-                header_map(id, headers).map_err(|e| ConnectFailure::Failed(e.to_string()))?;
+            let headers = header_map(id, headers)
+                .map_err(|e| ConnectFailure::Failed(e.to_string().into()))?;
             let max = p.max_message_bytes;
             let url = url.trim().to_owned();
             let auth = p.auth.clone();
             let open = async move {
                 let transport = LegacySseTransport::connect(client, &url, headers, max, auth)
                     .await
-                    .map_err(|e| format!("could not open the SSE stream: {e}"))?;
+                    .map_err(|e| {
+                        let failure = Failure::of(&e);
+                        Failure {
+                            message: format!("could not open the SSE stream: {}", failure.message),
+                            ..failure
+                        }
+                    })?;
                 handshake(handler, transport, serve_ct).await
             };
             bounded(open, cancel, timeout, p).await
@@ -539,7 +546,7 @@ pub(crate) async fn connect(
             if let ConnectFailure::Timeout(after) = failure
                 && let Some(reason) = p.stdout_noise.connect_failure(after)
             {
-                return Err(ConnectFailure::Failed(reason));
+                return Err(ConnectFailure::Failed(reason.into()));
             }
             return Err(failure);
         }
@@ -569,7 +576,7 @@ async fn handshake<T, E, A>(
     handler: HubClient,
     transport: T,
     ct: CancellationToken,
-) -> Result<Running, String>
+) -> Result<Running, Failure>
 where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
@@ -577,7 +584,7 @@ where
     handler
         .serve_with_ct(transport, ct)
         .await
-        .map_err(|e| error_chain(&e))
+        .map_err(|e| Failure::of(&e))
 }
 
 /// The time the user spends signing in does not count against `timeout`.
@@ -602,42 +609,30 @@ async fn bounded<T>(
 }
 
 fn http_client(p: &ConnectParams) -> Result<reqwest::Client, ConnectFailure> {
-    p.http.clone().map_err(ConnectFailure::Failed)
+    p.http.clone().map_err(|e| ConnectFailure::Failed(e.into()))
 }
 
 /// A handshake failure of a stdio server, with what the user needs to fix it: whether the
 /// process died and the end of its stderr.
 fn describe_stdio_failure(
-    reason: String,
+    reason: Failure,
     exited: Option<std::process::ExitStatus>,
     stderr: &StderrTail,
-) -> String {
-    let mut msg = match exited {
-        Some(status) => format!(
-            "the server process {} before completing the MCP handshake",
-            describe_exit(status)
-        ),
+) -> Failure {
+    let mut failure = match exited {
+        Some(status) => Failure {
+            message: format!(
+                "the server process {} before completing the MCP handshake",
+                describe_exit(status)
+            ),
+            details: reason.details.or(Some(reason.message)),
+        },
         _ => reason,
     };
     let tail = stderr.last_chars(400);
     if !tail.is_empty() {
-        msg.push_str("; stderr: ");
-        msg.push_str(&tail);
+        failure.message.push_str("; stderr: ");
+        failure.message.push_str(&tail);
     }
-    msg
-}
-
-/// `error: source: source`, skipping sources whose text the outer message already contains.
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut msg = e.to_string();
-    let mut src = e.source();
-    while let Some(s) = src {
-        let t = s.to_string();
-        if !msg.contains(&t) {
-            msg.push_str(": ");
-            msg.push_str(&t);
-        }
-        src = s.source();
-    }
-    msg
+    failure
 }

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use thiserror::Error;
 
+pub use super::failure::Failure;
+
 /// `Clone` because one connect attempt is shared by every caller waiting on it.
 #[derive(Debug, Clone, Error)]
 pub enum McpError {
@@ -17,7 +19,7 @@ pub enum McpError {
 
     /// The server could not be started or did not complete the MCP handshake.
     #[error("could not connect to MCP server {server:?}: {reason}")]
-    Connect { server: String, reason: String },
+    Connect { server: String, reason: Failure },
 
     /// `operation` is e.g. `the MCP handshake`, `tools/list`, `tools/call "echo"`.
     #[error("MCP server {server:?}: {operation} timed out after {} ms", after.as_millis())]
@@ -53,7 +55,7 @@ pub enum McpError {
 
     /// The connection ended (process exited, stream closed, server removed, hub closed).
     #[error("connection to MCP server {server:?} closed: {reason}")]
-    Closed { server: String, reason: String },
+    Closed { server: String, reason: Failure },
 }
 
 impl McpError {
@@ -69,6 +71,16 @@ impl McpError {
             McpError::Closed { .. } => "TOOLREG_MCP_CLOSED",
             McpError::AuthRequired { .. } => "TOOLREG_MCP_AUTH_REQUIRED",
             McpError::Auth { .. } => "TOOLREG_MCP_AUTH",
+        }
+    }
+
+    /// The transport's own error text behind the message, when it says more (for `--verbose`).
+    pub fn details(&self) -> Option<&str> {
+        match self {
+            McpError::Connect { reason, .. } | McpError::Closed { reason, .. } => {
+                reason.details.as_deref()
+            }
+            _ => None,
         }
     }
 

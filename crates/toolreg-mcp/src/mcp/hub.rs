@@ -37,7 +37,7 @@ use super::connection::{self, ConnectFailure, ConnectParams, Connection, Listed}
 use super::events::{HubEventsHandle, ProgressSink};
 use super::process::{StderrTail, StdoutNoise};
 use super::wire_id::{build_mcp_tool_wire_id, server_segment, wire_id_server_segment};
-use super::{AskHostHandle, McpError, ServerConfig};
+use super::{AskHostHandle, Failure, McpError, ServerConfig};
 
 /// Tunables; `HubOptions::default()` suits a desktop app.
 #[derive(Debug, Clone)]
@@ -127,7 +127,10 @@ pub struct ServerStatus {
     /// `"stdio" | "streamableHttp" | "sse"`.
     pub transport: &'static str,
     pub state: ConnectionState,
+    /// Why the last connection failed or ended, in a sentence.
     pub last_error: Option<String>,
+    /// The transport's own error text behind `last_error`, when it says more.
+    pub last_error_details: Option<String>,
     /// Number of tools in the tools/list cache, `None` when nothing is cached.
     pub tools_cached: Option<usize>,
     /// The protocol version the server answered `initialize` with.
@@ -162,7 +165,7 @@ struct Slot {
 
 struct SlotState {
     conn: ConnState,
-    last_error: Option<String>,
+    last_error: Option<Failure>,
     /// Bumped by every connect attempt and by close, so a stale attempt can tell.
     attempt: u64,
     /// Consecutive failed connect attempts, and when the next may start.
@@ -624,9 +627,13 @@ impl McpHub {
                 };
                 let last_error = match &st.conn {
                     ConnState::Connected(c) if state == ConnectionState::Failed => {
-                        Some(c.end_reason_now())
+                        Some(c.end_reason_now().into())
                     }
                     _ => st.last_error.clone(),
+                };
+                let (last_error, last_error_details) = match last_error {
+                    Some(Failure { message, details }) => (Some(message), details),
+                    None => (None, None),
                 };
                 drop(st);
                 ServerStatus {
@@ -635,6 +642,7 @@ impl McpHub {
                     transport: slot.config.transport(),
                     state,
                     last_error,
+                    last_error_details,
                     tools_cached: conn.as_ref().and_then(|c| c.tools.get()).map(|t| t.len()),
                     protocol_version: conn.as_ref().and_then(|c| c.protocol_version.clone()),
                     pid: conn.as_ref().and_then(|c| c.pid()),
@@ -701,20 +709,24 @@ impl McpHub {
                 ConnState::Connected(c) if c.is_alive() => return Ok(c.clone()),
                 ConnState::Connecting { shared, .. } => shared.clone(),
                 ConnState::Connected(dead) => {
-                    st.last_error = Some(dead.end_reason_now());
+                    st.last_error = Some(dead.end_reason_now().into());
                     self.start_connect(slot, &mut st)
                 }
                 ConnState::Failed => match st.retry_at {
                     Some(at) if at > Instant::now() => {
                         return Err(McpError::Connect {
                             server: slot.id().to_owned(),
-                            reason: format!(
-                                "{} (not retried until {} ms from now)",
-                                st.last_error
-                                    .as_deref()
-                                    .unwrap_or("the last attempt failed"),
-                                (at - Instant::now()).as_millis()
-                            ),
+                            reason: match &st.last_error {
+                                Some(last) => Failure {
+                                    message: format!(
+                                        "{} (not retried until {} ms from now)",
+                                        last.message,
+                                        (at - Instant::now()).as_millis()
+                                    ),
+                                    details: last.details.clone(),
+                                },
+                                None => "the last attempt failed".into(),
+                            },
                         });
                     }
                     _ => self.start_connect(slot, &mut st),
@@ -779,9 +791,9 @@ impl McpHub {
         });
         let shared = async move {
             task.await.unwrap_or_else(|e| {
-                Err(ConnectFailure::Failed(format!(
-                    "the connect task failed: {e}"
-                )))
+                Err(ConnectFailure::Failed(
+                    format!("the connect task failed: {e}").into(),
+                ))
             })
         }
         .boxed()
@@ -809,7 +821,7 @@ async fn publish(
                 let mut st = slot.lock();
                 if st.attempt == attempt && !matches!(st.conn, ConnState::Closed) {
                     st.conn = ConnState::Failed;
-                    st.last_error = Some(failure.message());
+                    st.last_error = Some(failure.failure());
                     // A missing sign-in is not a crashing server: the next call (after a
                     // `toolreg auth login`, say) tries again at once.
                     if !matches!(failure, ConnectFailure::Auth(_)) {
@@ -833,7 +845,7 @@ async fn publish(
                 && !monitor_conn.was_closed_by_us()
             {
                 st.conn = ConnState::Failed;
-                st.last_error = Some(reason);
+                st.last_error = Some(reason.into());
             }
         }
     });
@@ -960,7 +972,7 @@ async fn bounded_request<R>(
         r = request => Ok(r),
         reason = conn.ended() => Err(McpError::Closed {
             server: slot.id().to_owned(),
-            reason: format!("{reason} during {op}"),
+            reason: format!("{reason} during {op}").into(),
         }),
         _ = slot.sleep_until(deadline) => Err(timeout_error(slot, op, timeout)),
         _ = cancel.cancelled() => Err(McpError::Cancelled {
@@ -984,7 +996,7 @@ fn connect_timeout(slot: &Slot, operation: String, after: Duration) -> McpError 
     match slot.stdout_noise.connect_failure(after) {
         Some(reason) => McpError::Connect {
             server: slot.id().to_owned(),
-            reason,
+            reason: reason.into(),
         },
         None => McpError::Timeout {
             server: slot.id().to_owned(),
@@ -1025,23 +1037,27 @@ async fn service_error(slot: &Slot, conn: &Connection, op: &str, e: &ServiceErro
             reason: format!(
                 "{} during {op}",
                 conn.end_reason(Duration::from_millis(500)).await
-            ),
+            )
+            .into(),
         },
         other => {
-            let message = connection::error_chain(other);
+            let failure = Failure::of(other);
             // A send error on a connection that is gone is a closed connection, not a refusal.
             tokio::time::sleep(Duration::from_millis(20)).await;
             if conn.is_alive() {
                 McpError::Call {
                     server,
                     operation: op.to_owned(),
-                    message,
+                    message: failure.message,
                     rpc_code: None,
                 }
             } else {
                 McpError::Closed {
                     server,
-                    reason: format!("{message} ({})", conn.end_reason_now()),
+                    reason: Failure {
+                        message: format!("{} ({})", failure.message, conn.end_reason_now()),
+                        details: failure.details,
+                    },
                 }
             }
         }

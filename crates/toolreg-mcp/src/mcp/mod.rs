@@ -7,6 +7,7 @@
 //! One concern per file:
 //! - [`config`]: the server configuration accepted from JS (`{ type: "stdio" | ... }`).
 //! - [`error`]: [`McpError`] with stable `TOOLREG_MCP_*` codes.
+//! - `failure`: transport errors (rmcp, reqwest, our SSE client) as sentences, raw text apart.
 //! - [`ask`]: a server asking the user (elicitation) or the host's model (sampling), answered by
 //!   the host.
 //! - [`events`]: list changes, log messages and progress, passed on to the host.
@@ -24,6 +25,7 @@ pub mod config;
 mod connection;
 pub mod error;
 pub mod events;
+mod failure;
 mod http;
 pub mod hub;
 mod process;
@@ -36,7 +38,7 @@ pub use auth::{
     describe_stored_token,
 };
 pub use config::ServerConfig;
-pub use error::McpError;
+pub use error::{Failure, McpError};
 pub use events::{HubEvents, HubEventsHandle, ProgressSink, ServerList};
 pub use hub::{ConnectionState, HubOptions, McpHub, ServerStatus};
 /// The tool descriptor returned by [`McpHub::list_tools`]; serialises to the MCP wire shape
