@@ -167,6 +167,11 @@ export interface ApplyDeferOptions extends ShouldDeferOptions {
    * (when one server has it) are always taken.
    */
   shownNames?: ReadonlyMap<string, string>
+  /**
+   * Names the model has inspected, kept by a host that builds the exposition again within one
+   * conversation (a gateway whose servers change): they stay inspected, and new ones are added.
+   */
+  inspectedNames?: Set<string>
   /** Injects tool_exec over every allowed tool; pass its options (less `allowedNames`) to configure it. */
   exec?: boolean | Omit<ToolExecOptions, 'allowedNames'>
   /**

@@ -542,6 +542,8 @@ describe('audit per config file', () => {
     expect(text.stdout).toContain('everything is the same server as ev (same command line): the combined total counts it once')
     expect(text.stdout).toContain('Summary (every config together, each server counted once)')
   }, 60_000)
+})
+
 describe('small things the CLI says', () => {
   it('--version and --help load neither the addon nor the AI SDK', () => {
     const script = `import { createRequire } from 'node:module'

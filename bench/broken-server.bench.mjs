@@ -3,8 +3,10 @@
 //  1. `toolreg serve`: time from spawn to the `initialize` answer and to the first `tools/list`
 //     answer, on a config with a server that hangs on tools/list, one that crashes at start, a
 //     healthy one, and an npx first run (`npx -y` of a reference server with an empty npm cache,
-//     so it downloads from the registry). Default start-up wait against `--startup-wait 30000`
-//     (what serve did before: wait for every server), both with an empty tools/list cache.
+//     so it downloads from the registry; run from a folder where npx finds no local copy).
+//     Default start-up wait on a first start (empty caches) and on the next start (the tools/list
+//     and answer caches the first one left), against `--startup-wait 30000` (what serve did
+//     before: wait for every server) on a first start.
 //  2. Every CLI command on a config with one hanging server, on a cached start (a first command
 //     listed the healthy servers and remembered the failure), against the same command with
 //     --refresh (every server listed live, so the hanging one is waited on, here for 5 s).
@@ -41,11 +43,11 @@ const hanging = stdio(testServer('hanging', ['--hang-on-list']))
 const crashing = { command: process.execPath, args: ['-e', 'console.error("cannot open the database"); process.exit(3)'] }
 
 /** Spawn → initialize answered → first tools/list answered, in ms; the tools listed. */
-async function serveStart(file, extraArgs, npmCache) {
+async function serveStart(file, extraArgs, cacheDir) {
   const started = performance.now()
   const client = new Client({ name: 'broken-server-bench', version: '1.0.0' })
-  const env = { ...process.env, TOOLREG_CACHE_DIR: fresh('cache-'), npm_config_cache: npmCache, NO_COLOR: '1' }
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [bin, 'serve', '--config', file, '--timeout', '30000', ...extraArgs], env, stderr: 'ignore' }))
+  const env = { ...process.env, TOOLREG_CACHE_DIR: cacheDir, npm_config_cache: fresh('npm-'), NO_COLOR: '1' }
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [bin, 'serve', '--config', file, '--timeout', '30000', ...extraArgs], env, cwd: dir, stderr: 'ignore' }))
   const initialized = performance.now() - started
   const { tools } = await client.listTools()
   const listed = performance.now() - started
@@ -60,18 +62,19 @@ async function serveBench() {
     crashing,
     npx: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] },
   })
-  console.log(`1. toolreg serve, spawn to answers, ${runs} runs each (median, min–max); a hanging, a crashing, a healthy server and an npx first run, empty tools/list cache:`)
-  const rows = { 'default (--startup-wait 700)': [], '--startup-wait 30000 (waits for all)': [] }
+  console.log(`1. toolreg serve, spawn to answers, ${runs} runs each (median, min–max); a hanging, a crashing, a healthy server and an npx first run:`)
+  const waitAll = '--startup-wait 30000, first start'
+  const rows = { 'default, first start': [], 'default, next start': [], [waitAll]: [] }
   for (let i = 0; i < runs; i++) {
-    for (const label of i % 2 ? Object.keys(rows).reverse() : Object.keys(rows)) {
-      const args = label.startsWith('default') ? [] : ['--startup-wait', '30000']
-      rows[label].push(await serveStart(file, args, fresh('npm-')))
-    }
+    const cache = fresh('cache-')
+    rows['default, first start'].push(await serveStart(file, [], cache))
+    rows['default, next start'].push(await serveStart(file, [], cache))
+    rows[waitAll].push(await serveStart(file, ['--startup-wait', '30000'], fresh('cache-')))
   }
-  const base = median(rows['--startup-wait 30000 (waits for all)'].map((r) => r.listed))
+  const base = median(rows[waitAll].map((r) => r.listed))
   for (const [label, r] of Object.entries(rows)) {
     const listed = r.map((x) => x.listed)
-    console.log(`   ${label.padEnd(38)} initialize ${range(r.map((x) => x.initialized))}, first tools/list ${range(listed)} (${(median(listed) / base).toFixed(3)}×), tools in it: ${[...new Set(r.map((x) => x.tools))].join('/')}`)
+    console.log(`   ${label.padEnd(34)} initialize ${range(r.map((x) => x.initialized))}, first tools/list ${range(listed)} (${(median(listed) / base).toFixed(3)}×), tools in it: ${[...new Set(r.map((x) => x.tools))].join('/')}`)
   }
 }
 

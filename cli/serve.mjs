@@ -170,6 +170,8 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     callTool: (serverId, name, args, opts) => hub.callTool(serverId, name, args, opts),
   }
   const registry = new ToolRegistry()
+  // Kept across rebuilds: a server joining does not make the model inspect its tools again.
+  const inspectedNames = new Set()
   let exposed = new Map()
   let definitions = []
   let instructions = null
@@ -215,7 +217,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       const own = registry.getByName(name)?.mcp?.toolName
       if (own && owners.get(own) === 1 && !META_ORDER.includes(own)) shownNames.set(name, own)
     }
-    const exposition = await applyDeferExposition(active, registry, contextWindow, { exec, shownNames })
+    const exposition = await applyDeferExposition(active, registry, contextWindow, { exec, shownNames, inspectedNames })
     const inline = Object.keys(exposition.tools).filter((name) => !META_ORDER.includes(name))
     const nextExposed = new Map()
     for (const name of inline) nextExposed.set(shownNames.get(name) ?? name, { entry: registry.getByName(name), tool: exposition.tools[name] })

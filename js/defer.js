@@ -404,7 +404,11 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
   const exposed = {}
   for (const name of plan.inlineNames) exposed[name] = tools[name]
   // Signatures the model read earlier in the conversation stay read: no second inspect round-trip.
-  const inspectedNames = new Set([...inspected].filter((name) => plan.lookup.allows(name)))
+  // A host that rebuilds the exposition mid-conversation (a gateway whose servers change) keeps
+  // one set, so a rebuild does not ask the model to inspect again.
+  if (opts.inspectedNames !== undefined && !(opts.inspectedNames instanceof Set)) throw invalidArgument('opts.inspectedNames', 'expected a Set of tool names')
+  const inspectedNames = opts.inspectedNames ?? new Set()
+  for (const name of inspected) if (plan.lookup.allows(name)) inspectedNames.add(name)
   const metaOpts = { ...(target && { provider: target.provider }), shownNames: opts.shownNames }
   exposed[MetaToolName.Search] = createToolSearchTool(registry, plan.deferred, inspectedNames, undefined, metaOpts)
   exposed[MetaToolName.Inspect] = createToolInspectTool(registry, plan.lookup, inspectedNames, undefined, metaOpts)
