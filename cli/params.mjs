@@ -66,7 +66,7 @@ function propertySchema(schema, key, { path, label }) {
   if (extra === true || !Object.keys(declared).length) return {}
   const names = Object.keys(declared)
   const where = path.length > 1 ? ` inside ${path.slice(0, -1).join('.')}` : ''
-  throw new CliError(`${label} takes no parameter ${JSON.stringify(key)}${where}.${didYouMean(closest(key, names))} It takes: ${names.join(', ')}.`, EXIT.INVALID_PARAMS)
+  throw new CliError(`${label} takes no parameter ${JSON.stringify(key)}${where}.${didYouMean(closest(key, names).slice(0, 1))} It takes: ${names.join(', ')}.`, EXIT.INVALID_PARAMS)
 }
 
 /** The JSON types a schema allows (`type`, a list of types, anyOf/oneOf members, an enum's values). */
