@@ -154,9 +154,16 @@ function auditExitCode(doc, { reasonsShown }) {
 
 const printJson = (value) => process.stdout.write(`${JSON.stringify(value)}\n`)
 
-/** Servers a listing over several could not ask: a warning line each; the others are printed. */
-function warnFailed(failed) {
+/** Whether a server of the session failed to start (the session warned about it). */
+const leftOut = (s) => ({ startFailed: s.servers.some((x) => x.status === 'failed') })
+
+/**
+ * Servers a listing over several could not ask: a warning line each, the others are printed.
+ * Like audit, the exit code says a server is missing from it (4).
+ */
+function warnFailed(failed, { startFailed }) {
   for (const f of failed) process.stderr.write(pc.yellow(`warning: ${f.why}\n`))
+  return failed.length || startFailed ? EXIT.SERVER_FAILED : EXIT.OK
 }
 
 /**
@@ -324,12 +331,12 @@ export function createProgram({ open = openSession } = {}) {
     .addOption(verboseOption())
     .addHelpText('after', examples('toolreg prompts', 'toolreg prompts everything --json'))
     .action(async (server, opts) => {
-      const { prompts, failed, servers } = await session(opts, async (s) => {
+      const { prompts, failed, servers, startFailed } = await session(opts, async (s) => {
         if (server !== undefined) namedServer(s, server)
         const servers = askedServers(s, server)
-        return { servers, ...(await listPrompts(s, servers, { timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS, named: server !== undefined })) }
+        return { servers, ...(await listPrompts(s, servers, { timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS, named: server !== undefined })), ...leftOut(s) }
       }, { useCache: true, start: server === undefined ? 'all' : serverNamed(server) })
-      warnFailed(failed)
+      outcome.exitCode = warnFailed(failed, { startFailed })
       if (opts.json) return printJson(prompts)
       console.log(formatPrompts({ prompts }, { servers: servers.filter((id) => !failed.some((f) => f.server === id)) }))
     })
@@ -367,12 +374,12 @@ export function createProgram({ open = openSession } = {}) {
     .addOption(verboseOption())
     .addHelpText('after', examples('toolreg resources', 'toolreg resources everything --json | jq \'.resources[].uri\''))
     .action(async (server, opts) => {
-      const { resources, templates, failed, servers } = await session(opts, async (s) => {
+      const { resources, templates, failed, servers, startFailed } = await session(opts, async (s) => {
         if (server !== undefined) namedServer(s, server)
         const servers = askedServers(s, server)
-        return { servers, ...(await listResources(s, servers, { timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS, named: server !== undefined })) }
+        return { servers, ...(await listResources(s, servers, { timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS, named: server !== undefined })), ...leftOut(s) }
       }, { useCache: true, start: server === undefined ? 'all' : serverNamed(server) })
-      warnFailed(failed)
+      outcome.exitCode = warnFailed(failed, { startFailed })
       if (opts.json) return printJson({ resources, templates })
       console.log(formatResources({ resources, templates }, { servers: servers.filter((id) => !failed.some((f) => f.server === id)) }))
     })
