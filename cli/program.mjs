@@ -154,18 +154,6 @@ function auditExitCode(doc, { reasonsShown }) {
 
 const printJson = (value) => process.stdout.write(`${JSON.stringify(value)}\n`)
 
-/** Whether a server of the session failed to start (the session warned about it). */
-const leftOut = (s) => ({ startFailed: s.servers.some((x) => x.status === 'failed') })
-
-/**
- * Servers a listing over several could not ask: a warning line each, the others are printed.
- * Like audit, the exit code says a server is missing from it (4).
- */
-function warnFailed(failed, { startFailed }) {
-  for (const f of failed) process.stderr.write(pc.yellow(`warning: ${f.why}\n`))
-  return failed.length || startFailed ? EXIT.SERVER_FAILED : EXIT.OK
-}
-
 /**
  * The commander program and the exit code its action settles on. `open` opens a session for a
  * command; the demo passes one that runs several commands on one session.
@@ -187,6 +175,12 @@ export function createProgram({ open = openSession } = {}) {
     usageErrors(c, `toolreg ${name}`)
     return c
   }
+
+  /** `run(session)` with only the server `id` (from its cached listing when it has one), which must have started. */
+  const onServer = (id, opts, run) => session(opts, (s) => {
+    namedServer(s, id)
+    return run(s)
+  }, { useCache: true, start: serverNamed(id) })
 
   command('audit')
     .description('start every server (concurrently, each within --timeout) and report each tool\'s token cost, the defer decision and the savings')
@@ -233,10 +227,7 @@ export function createProgram({ open = openSession } = {}) {
         if (!servers.length) console.log('The config lists no MCP servers.')
         return
       }
-      const tools = await session(opts, (s) => {
-        namedServer(s, server)
-        return toolsOf(s, server)
-      }, { useCache: true, start: serverNamed(server) })
+      const tools = await onServer(server, opts, (s) => toolsOf(s, server))
       if (opts.json) return printJson(tools)
       if (!tools.length) return console.log(`${server} lists no tools.`)
       const width = Math.max(...tools.map((t) => t.id.length))
@@ -320,6 +311,23 @@ export function createProgram({ open = openSession } = {}) {
       console.log(JSON.stringify(out.result, null, 2))
     })
 
+  /**
+   * `prompts` and `resources`: `list(session, servers, opts)` over the server named, else every
+   * one that started; `print(listed, answered)` gets the servers that answered. Servers missing
+   * from the list are warnings and exit 4, as in audit.
+   */
+  const listFeature = async (server, opts, list, print) => {
+    const { listed, asked, startFailed } = await session(opts, async (s) => {
+      if (server !== undefined) namedServer(s, server)
+      const asked = askedServers(s, server)
+      const listed = await list(s, asked, { timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS, named: server !== undefined })
+      return { listed, asked, startFailed: s.servers.some((x) => x.status === 'failed') }
+    }, { useCache: true, start: server === undefined ? 'all' : serverNamed(server) })
+    for (const f of listed.failed) process.stderr.write(pc.yellow(`warning: ${f.why}\n`))
+    if (listed.failed.length || startFailed) outcome.exitCode = EXIT.SERVER_FAILED
+    print(listed, asked.filter((id) => !listed.failed.some((f) => f.server === id)))
+  }
+
   command('prompts')
     .description('the prompts of every server, or of one: server/name, the arguments (* required) and the description; starts the servers it asks')
     .argument('[server]', 'only this server')
@@ -330,16 +338,7 @@ export function createProgram({ open = openSession } = {}) {
     .addOption(timeoutOption())
     .addOption(verboseOption())
     .addHelpText('after', examples('toolreg prompts', 'toolreg prompts everything --json'))
-    .action(async (server, opts) => {
-      const { prompts, failed, servers, startFailed } = await session(opts, async (s) => {
-        if (server !== undefined) namedServer(s, server)
-        const servers = askedServers(s, server)
-        return { servers, ...(await listPrompts(s, servers, { timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS, named: server !== undefined })), ...leftOut(s) }
-      }, { useCache: true, start: server === undefined ? 'all' : serverNamed(server) })
-      outcome.exitCode = warnFailed(failed, { startFailed })
-      if (opts.json) return printJson(prompts)
-      console.log(formatPrompts({ prompts }, { servers: servers.filter((id) => !failed.some((f) => f.server === id)) }))
-    })
+    .action((server, opts) => listFeature(server, opts, listPrompts, ({ prompts }, answered) => (opts.json ? printJson(prompts) : console.log(formatPrompts({ prompts }, { servers: answered })))))
 
   command('prompt')
     .description('get a prompt with its arguments and print its messages (role, then content); starts only that server')
@@ -356,10 +355,7 @@ export function createProgram({ open = openSession } = {}) {
     .action(async (name, words, opts) => {
       const split = splitName(name)
       if (!split) throw new CliError(`Name the prompt as server/prompt (toolreg prompts lists them), not ${JSON.stringify(name)}.`, EXIT.USAGE)
-      const result = await session(opts, (s) => {
-        namedServer(s, split[0])
-        return getPrompt(s, name, words, { timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS, callTimeoutMs: opts.callTimeout })
-      }, { useCache: true, start: serverNamed(split[0]) })
+      const result = await onServer(split[0], opts, (s) => getPrompt(s, name, words, { timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS, callTimeoutMs: opts.callTimeout }))
       console.log(opts.json ? JSON.stringify(result) : formatPromptMessages(result))
     })
 
@@ -373,16 +369,7 @@ export function createProgram({ open = openSession } = {}) {
     .addOption(timeoutOption())
     .addOption(verboseOption())
     .addHelpText('after', examples('toolreg resources', 'toolreg resources everything --json | jq \'.resources[].uri\''))
-    .action(async (server, opts) => {
-      const { resources, templates, failed, servers, startFailed } = await session(opts, async (s) => {
-        if (server !== undefined) namedServer(s, server)
-        const servers = askedServers(s, server)
-        return { servers, ...(await listResources(s, servers, { timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS, named: server !== undefined })), ...leftOut(s) }
-      }, { useCache: true, start: server === undefined ? 'all' : serverNamed(server) })
-      outcome.exitCode = warnFailed(failed, { startFailed })
-      if (opts.json) return printJson({ resources, templates })
-      console.log(formatResources({ resources, templates }, { servers: servers.filter((id) => !failed.some((f) => f.server === id)) }))
-    })
+    .action((server, opts) => listFeature(server, opts, listResources, ({ resources, templates }, answered) => (opts.json ? printJson({ resources, templates }) : console.log(formatResources({ resources, templates }, { servers: answered })))))
 
   command('read')
     .description('read a resource: text to stdout; a binary one is named with its type and size unless --out writes it; starts only that server')
@@ -398,10 +385,7 @@ export function createProgram({ open = openSession } = {}) {
     .addOption(verboseOption())
     .addHelpText('after', examples('toolreg read everything demo://resource/static/document/architecture.md', 'toolreg read everything demo://resource/dynamic/blob/1 --out blob.bin', 'toolreg read filesystem file:///tmp/notes.txt --json'))
     .action(async (server, uri, opts) => {
-      const result = await session(opts, (s) => {
-        namedServer(s, server)
-        return readResource(s, server, uri, { timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS, callTimeoutMs: opts.callTimeout })
-      }, { useCache: true, start: serverNamed(server) })
+      const result = await onServer(server, opts, (s) => readResource(s, server, uri, { timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS, callTimeoutMs: opts.callTimeout }))
       console.log(opts.json ? JSON.stringify(result) : readOutput(result, { uri, out: opts.out }))
     })
 
