@@ -16,11 +16,16 @@ export const REPORT_WINDOWS = [8_000, 32_000, 128_000, 200_000, 1_000_000]
 
 const serverOf = (entry) => entry.namespace.slice('mcp:'.length)
 
+/** What each of `entries` costs in tokens, keyed by name. */
+export async function costsOf(entries) {
+  const costs = await recordCosts(entries.map(recordOf))
+  return new Map(entries.map((e, i) => [e.name, costs[i]]))
+}
+
 /** Costs of every registered tool, keyed by name. */
 async function toolCosts(registry) {
   const entries = registry.getAll()
-  const costs = await recordCosts(entries.map(recordOf))
-  return { entries, cost: new Map(entries.map((e, i) => [e.name, costs[i]])) }
+  return { entries, cost: await costsOf(entries) }
 }
 
 /** The entries a combined total counts: those of a server listed twice (`sameAs`) once. */

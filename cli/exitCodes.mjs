@@ -19,10 +19,10 @@ export const EXIT_HELP = `Exit codes:
   1    unexpected error
   2    bad command line (unknown option, missing argument, bad number)
   3    bad config file (the message names the file and the key); audit/report with every server skipped or none listed; call/inspect of a skipped server
-  4    a server failed to start or timed out: audit/report finished without it; call/inspect found no tool because a server it may be on did not start
-  5    no such tool (every server started), an ambiguous name, or a listed-only catalog tool (call)
-  6    call: the params are not valid JSON or do not match the tool's schema, and the local repair could not fix them (or fixed them in a way that needs --yes)
-  7    call: the tool ran and failed (isError, or the server errored/timed out); exec: the code failed
+  4    a server failed to start or timed out: audit/report/tools/prompts/resources finished without it; call/inspect found no tool because a server it may be on did not start; tools/prompts/resources/prompt/read of a server that did not start
+  5    no such tool (every server started), server or prompt, an ambiguous name, or a listed-only catalog tool (call)
+  6    call/prompt: the params are not valid JSON, a key=value is not what the schema takes, or they do not match the tool's schema and the local repair could not fix them (or fixed them in a way that needs --yes)
+  7    call: the tool ran and failed (isError, or the server errored, or --call-timeout ran out); prompt/read: the server refused or timed out; exec: the code failed
   8    call: approval needed and not given (declined, or no terminal and no --yes)
   9    auth login: the sign-in did not complete; auth status/logout: no such remote server
   130  interrupted (Ctrl-C); every server process is stopped first

@@ -12,7 +12,8 @@ export function isPackageRunner(config) {
   return RUNNERS.has(command) || (DLX.has(command) && ['dlx', 'x'].includes(config.args?.[0])) || (command === 'uv' && config.args?.[0] === 'tool')
 }
 
-const seconds = (ms) => `${Math.round(ms / 100) / 10} s`
+/** `1.5 s`: a duration in tenths of seconds. */
+export const seconds = (ms) => `${Math.round(ms / 100) / 10} s`
 
 /**
  * `{ summary, hint? }` for a failed server record (`transport`, `command` or URL, `error`,

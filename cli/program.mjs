@@ -33,6 +33,7 @@ export const sessionModule = lazyModule(() => import('./session.mjs'))
 const toolsModule = lazyModule(() => import('./tools.mjs'))
 const auditModule = lazyModule(() => import('./audit.mjs'))
 const authModule = lazyModule(() => import('./auth.mjs'))
+const featuresModule = lazyModule(() => import('./features.mjs'))
 const openSession = async (opts) => (await sessionModule.load()).openSession(opts)
 const { closest, didYouMean } = require('../js/meta/names.js')
 
@@ -49,6 +50,14 @@ const modelOption = () => new Option('-m, --model <name>', `take the window from
 const timeoutOption = () => new Option('-t, --timeout <ms>', `per-server time to start and list tools (default ${num(DEFAULT_TIMEOUT_MS)}; ${num(PACKAGE_RUNNER_TIMEOUT_MS)} for npx, uvx and other package runners, whose first run downloads)`).argParser(positiveInt)
 const refreshOption = () => new Option('--refresh', 'list every server live instead of using the cached tool lists (kept a day), and try servers that failed in the last 10 minutes again')
 const verboseOption = () => new Option('-v, --verbose', 'show servers\' full errors and stderr')
+const callTimeoutOption = (what) => new Option('--call-timeout <ms>', `how long ${what} may take (--timeout is the time to start the server)`).argParser((v) => {
+  const ms = positiveInt(v)
+  if (ms > 2 ** 32 - 1) throw new InvalidArgumentError('expected at most 4294967295 (about 49 days)')
+  return ms
+}).default(CALL_TIMEOUT_MS)
+
+/** The time a tool call, prompt or resource request may take, unless --call-timeout says otherwise. */
+const CALL_TIMEOUT_MS = 60_000
 
 const examples = (...lines) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`
 
@@ -72,6 +81,7 @@ async function withSession(open, opts, run, { plainProgress = false, start = 'al
     onSource: (source) => !plainProgress && announce(source),
     timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS,
     timeoutGiven: opts.timeout !== undefined,
+    callTimeoutMs: opts.callTimeout,
     start,
     useCache: useCache && !opts.refresh,
     retryFailed: opts.refresh === true,
@@ -119,11 +129,13 @@ async function serversFor(name) {
   }
 }
 
-/** Only the server `id`, or a usage error naming the configured ones. */
+/** Only the server `id`, or an error saying it is skipped (and why) or naming the configured ones. */
 function serverNamed(id) {
   return (source) => {
     const ids = source.servers.map((s) => s.config.id)
     if (ids.includes(id)) return new Set([id])
+    const skip = source.skipped.find((s) => s.id === id)
+    if (skip) throw new CliError(`${id} is skipped: ${skip.why}${skip.file ? ` (in ${skip.file})` : ''}.`, EXIT.CONFIG)
     throw new CliError(`No server ${JSON.stringify(id)} in the config.${didYouMean(closest(id, ids))} Servers: ${ids.join(', ') || 'none'}.`, EXIT.TOOL_NOT_FOUND)
   }
 }
@@ -169,7 +181,7 @@ export function createProgram({ open = openSession } = {}) {
     .description('Audit what your MCP servers cost in tokens, decide what to defer for a context window, and search, inspect and call their tools.')
     .version(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version)
     .exitOverride()
-    .addHelpText('after', `${examples('toolreg audit --model claude-sonnet-4', 'toolreg search "read a file"', 'toolreg call filesystem/read_text_file \'{"path": "README.md"}\'')}\n${EXIT_HELP}`)
+    .addHelpText('after', `${examples('toolreg audit --model claude-sonnet-4', 'toolreg tools filesystem', 'toolreg search "read a file"', 'toolreg call filesystem/read_text_file path=README.md')}\n${EXIT_HELP}`)
   // A usage error is one line and where to read more, never the whole help again.
   const usageErrors = (command, path) =>
     command.configureOutput({ outputError: (text, write) => write(`${text.trim()}\nRun "${path} --help" for usage.\n`) })
@@ -179,6 +191,12 @@ export function createProgram({ open = openSession } = {}) {
     usageErrors(c, `toolreg ${name}`)
     return c
   }
+
+  /** `run(session)` with only the server `id` (from its cached listing when it has one), which must have started. */
+  const onServer = (id, opts, run) => session(opts, async (s) => {
+    ;(await sessionModule.load()).namedServer(s, id)
+    return run(s)
+  }, { useCache: true, start: serverNamed(id) })
 
   command('audit')
     .description('start every server (concurrently, each within --timeout) and report each tool\'s token cost, the defer decision and the savings')
@@ -198,6 +216,40 @@ export function createProgram({ open = openSession } = {}) {
       const doc = await session(opts, (s) => audit(s, window), { plainProgress: true, quietFailures: true, useCache: true })
       process.stdout.write(opts.json ? `${JSON.stringify(doc)}\n` : `${formatAudit(doc, { all: opts.all, verbose: opts.verbose })}\n`)
       outcome.exitCode = auditExitCode(doc, { reasonsShown: !opts.json })
+    })
+
+  command('tools')
+    .description('list the servers (tool count; cached, started, failed or skipped, and why), or one server\'s tools with the tokens of each definition; uses the cached tool lists like search, starting only servers with none')
+    .argument('[server]', 'the server\'s id in the config')
+    .addOption(configOption())
+    .addOption(demoOption())
+    .option('--json', 'print the servers ([{ id, status, tools, reason?, hint?, cachedAt?, file? }]) or the tools ([{ id, name, description, tokens, needsApproval }]) as JSON')
+    .addOption(refreshOption())
+    .addOption(timeoutOption())
+    .addOption(verboseOption())
+    .addHelpText('after', examples('toolreg tools', 'toolreg tools filesystem', 'toolreg tools github --refresh --json'))
+    .action(async (server, opts) => {
+      const { serverOverview, toolsOf } = await toolsModule.load()
+      if (server === undefined) {
+        const { servers, catalog } = await session(opts, (s) => serverOverview(s), { useCache: true, quietFailures: true })
+        if (servers.some((s) => s.status === 'failed')) outcome.exitCode = EXIT.SERVER_FAILED
+        if (opts.json) return printJson(servers)
+        const width = Math.max(0, ...servers.map((s) => s.id?.length ?? 0))
+        for (const s of servers) {
+          const count = s.tools === null ? '' : plural(s.tools, 'tool')
+          const why = s.reason ? `: ${s.reason}${s.hint ? `; ${s.hint}` : ''}${s.file ? ` (in ${s.file})` : ''}` : ''
+          const status = s.status === 'failed' ? pc.red(s.status) : s.status === 'skipped' ? pc.yellow(s.status) : pc.green(s.status)
+          console.log(`${(s.id ?? s.file).padEnd(width)}  ${count.padStart(10)}  ${status}${why}`)
+        }
+        if (catalog) console.log(pc.dim(`and the demo's catalog: ${plural(catalog.tools, 'tool')} on ${plural(catalog.servers, 'server')}, listed only`))
+        if (!servers.length) console.log('The config lists no MCP servers.')
+        return
+      }
+      const tools = await onServer(server, opts, (s) => toolsOf(s, server))
+      if (opts.json) return printJson(tools)
+      if (!tools.length) return console.log(`${server} lists no tools.`)
+      const width = Math.max(...tools.map((t) => t.id.length))
+      for (const t of tools) console.log(`${pc.bold(t.id.padEnd(width))}  ${pc.dim(`${num(t.tokens).padStart(6)} tokens`)}  ${clip(t.description, 100)}${t.needsApproval ? pc.magenta(' (needs approval)') : ''}`)
     })
 
   command('search')
@@ -243,19 +295,20 @@ export function createProgram({ open = openSession } = {}) {
     })
 
   command('call')
-    .description('validate JSON params against the tool\'s schema, ask before a tool that needs approval or a repair that changed the params, run it and print the result; starts only that tool\'s server')
+    .description('validate the params against the tool\'s schema, ask before a tool that needs approval or a repair that changed the params, run it and print the result; starts only that tool\'s server')
     .argument('<name>', 'server/tool (a wire id mcp__…, or a tool name only one server has, also works)')
-    .argument('[params]', 'the tool\'s input as JSON', '{}')
+    .argument('[params...]', 'the tool\'s input: key=value words, typed by the tool\'s schema (key:=JSON for a raw JSON value, a.b=1 for a nested one), or one JSON object')
     .addOption(configOption())
     .addOption(demoOption())
     .option('-y, --yes', 'approve tools that need approval (destructive, or listed in the config\'s toolreg.needsApproval) and repaired params without asking')
     .option('--json', 'print the raw MCP result as JSON')
     .addOption(timeoutOption())
+    .addOption(callTimeoutOption('the call'))
     .addOption(verboseOption())
-    .addHelpText('after', examples('toolreg call everything/get-sum \'{"a": 2, "b": 40}\'', 'toolreg call filesystem/write_file \'{"path": "/tmp/x", "content": "hi"}\' --yes', 'toolreg call memory/read_graph --json'))
+    .addHelpText('after', examples('toolreg call everything/get-sum a=2 b=40', 'toolreg call filesystem/write_file path=/tmp/x content=hi --yes', 'toolreg call memory/create_entities entities:=\'[{"name": "Ada", "entityType": "person", "observations": []}]\'', 'toolreg call everything/get-sum \'{"a": 2, "b": 40}\'', 'toolreg call everything/trigger-long-running-operation duration=90 --call-timeout 120000'))
     .action(async (name, params, opts) => {
       const { callTool } = await toolsModule.load()
-      const out = await session(opts, (s) => callTool(s.registry, name, params, { ...opts, ...knownServers(s), reasons: s.approvalReasons, stderrOf: opts.verbose && stderrOf(s) }), { start: await serversFor(name) })
+      const out = await session(opts, (s) => callTool(s.registry, name, params, { ...opts, ...knownServers(s), reasons: s.approvalReasons, stderrOf: opts.verbose && stderrOf(s), callTimeoutMs: opts.callTimeout }), { start: await serversFor(name) })
       console.log(opts.json ? JSON.stringify(out.result) : out.text)
     })
 
@@ -279,6 +332,93 @@ export function createProgram({ open = openSession } = {}) {
       if (opts.json) return printJson(out)
       for (const line of out.logs) console.error(line)
       console.log(JSON.stringify(out.result, null, 2))
+    })
+
+  /**
+   * `prompts` and `resources`: `list(session, servers, opts)` over the server named, else every
+   * one that started; `print(listed, answered)` gets the servers that answered. Servers missing
+   * from the list are warnings and exit 4, as in audit.
+   */
+  const listFeature = async (server, opts, list, print) => {
+    const [{ namedServer }, { askedServers }] = await Promise.all([sessionModule.load(), featuresModule.load()])
+    const { listed, asked, startFailed } = await session(opts, async (s) => {
+      if (server !== undefined) namedServer(s, server)
+      const asked = askedServers(s, server)
+      const listed = await list(s, asked, { timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS, named: server !== undefined })
+      return { listed, asked, startFailed: s.servers.some((x) => x.status === 'failed') }
+    }, { useCache: true, start: server === undefined ? 'all' : serverNamed(server) })
+    for (const f of listed.failed) process.stderr.write(pc.yellow(`warning: ${f.why}\n`))
+    if (listed.failed.length || startFailed) outcome.exitCode = EXIT.SERVER_FAILED
+    print(listed, asked.filter((id) => !listed.failed.some((f) => f.server === id)))
+  }
+
+  command('prompts')
+    .description('the prompts of every server, or of one: server/name, the arguments (* required) and the description; starts the servers it asks')
+    .argument('[server]', 'only this server')
+    .addOption(configOption())
+    .addOption(demoOption())
+    .option('--json', 'print [{ id, server, name, title?, description?, arguments: [{ name, description?, required? }] }]')
+    .addOption(refreshOption())
+    .addOption(timeoutOption())
+    .addOption(verboseOption())
+    .addHelpText('after', examples('toolreg prompts', 'toolreg prompts everything --json'))
+    .action(async (server, opts) => {
+      const { listPrompts, formatPrompts } = await featuresModule.load()
+      await listFeature(server, opts, listPrompts, ({ prompts }, answered) => (opts.json ? printJson(prompts) : console.log(formatPrompts({ prompts }, { servers: answered }))))
+    })
+
+  command('prompt')
+    .description('get a prompt with its arguments and print its messages (role, then content); starts only that server')
+    .argument('<name>', 'server/prompt, as toolreg prompts lists them')
+    .argument('[arguments...]', 'the prompt\'s arguments as key=value words (or one JSON object of strings)')
+    .addOption(configOption())
+    .addOption(demoOption())
+    .option('--json', 'print the MCP result { id, description?, messages }')
+    .addOption(refreshOption())
+    .addOption(timeoutOption())
+    .addOption(callTimeoutOption('getting the prompt'))
+    .addOption(verboseOption())
+    .addHelpText('after', examples('toolreg prompt everything/simple-prompt', 'toolreg prompt everything/args-prompt city=Paris state=Texas', 'toolreg prompt everything/args-prompt city=Paris --json'))
+    .action(async (name, words, opts) => {
+      const [{ splitName }, { getPrompt, formatPromptMessages }] = await Promise.all([toolsModule.load(), featuresModule.load()])
+      const split = splitName(name)
+      if (!split) throw new CliError(`Name the prompt as server/prompt (toolreg prompts lists them), not ${JSON.stringify(name)}.`, EXIT.USAGE)
+      const result = await onServer(split[0], opts, (s) => getPrompt(s, name, words, { timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS, callTimeoutMs: opts.callTimeout }))
+      console.log(opts.json ? JSON.stringify(result) : formatPromptMessages(result))
+    })
+
+  command('resources')
+    .description('the resources of every server, or of one (server, URI, type, name and description), then the resource templates; starts the servers it asks')
+    .argument('[server]', 'only this server')
+    .addOption(configOption())
+    .addOption(demoOption())
+    .option('--json', 'print { resources: [{ server, uri, name, mimeType?, … }], templates: [{ server, uriTemplate, name, … }] }')
+    .addOption(refreshOption())
+    .addOption(timeoutOption())
+    .addOption(verboseOption())
+    .addHelpText('after', examples('toolreg resources', 'toolreg resources everything --json | jq \'.resources[].uri\''))
+    .action(async (server, opts) => {
+      const { listResources, formatResources } = await featuresModule.load()
+      await listFeature(server, opts, listResources, ({ resources, templates }, answered) => (opts.json ? printJson({ resources, templates }) : console.log(formatResources({ resources, templates }, { servers: answered }))))
+    })
+
+  command('read')
+    .description('read a resource: text to stdout; a binary one is named with its type and size unless --out writes it; starts only that server')
+    .argument('<server>', 'the server\'s id in the config')
+    .argument('<uri>', 'the resource\'s URI, as toolreg resources lists them (a template\'s with its {variables} filled in)')
+    .addOption(configOption())
+    .addOption(demoOption())
+    .option('-o, --out <file>', 'write the content there (binary as its bytes) instead of printing it')
+    .option('--json', 'print the MCP result { contents: [{ uri, mimeType?, text | blob }] } (blob in base64)')
+    .addOption(refreshOption())
+    .addOption(timeoutOption())
+    .addOption(callTimeoutOption('the read'))
+    .addOption(verboseOption())
+    .addHelpText('after', examples('toolreg read everything demo://resource/static/document/architecture.md', 'toolreg read everything demo://resource/dynamic/blob/1 --out blob.bin', 'toolreg read filesystem file:///tmp/notes.txt --json'))
+    .action(async (server, uri, opts) => {
+      const { readResource, readOutput } = await featuresModule.load()
+      const result = await onServer(server, opts, (s) => readResource(s, server, uri, { timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS, callTimeoutMs: opts.callTimeout }))
+      console.log(opts.json ? JSON.stringify(result) : readOutput(result, { uri, out: opts.out }))
     })
 
   command('report')
@@ -321,11 +461,7 @@ export function createProgram({ open = openSession } = {}) {
     .option('--profile <name>', 'serve only the servers and tools of this profile ("toolreg": { "profiles": ... } in the config)')
     .addOption(timeoutOption())
     .option('--startup-wait <ms>', 'how long to wait for servers with no cached tool list before answering the client; later ones join with a tools/list_changed notification (for a client that ignores it, raise this to --timeout)', (v) => (v === '0' ? 0 : positiveInt(v)), STARTUP_WAIT_MS)
-    .option('--call-timeout <ms>', 'how long a tool call, prompt or resource request forwarded to a server may take', (v) => {
-      const ms = positiveInt(v)
-      if (ms > 2 ** 32 - 1) throw new InvalidArgumentError('expected at most 4294967295 (about 49 days)')
-      return ms
-    }, 60_000)
+    .addOption(callTimeoutOption('a tool call, prompt or resource request forwarded to a server'))
     .addHelpText('after', examples('toolreg serve --model claude-sonnet-4', 'toolreg serve --http 3939 --exec', 'toolreg serve --profile cursor', 'TOOLREG_SERVE_TOKEN=secret toolreg serve --http 3939 --config ~/.cursor/mcp.json'))
     .action(async (opts) => {
       const [{ resolveSource, startTimeoutOf, trackOpen }, { SERVE_ACTIVE_ENV, createGateway, serveToken, withoutSelf }] = await Promise.all([sessionModule.load(), import('./serve.mjs')])

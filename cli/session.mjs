@@ -119,10 +119,11 @@ function catalogServers(tools) {
  * - `retryFailed`: a server that failed within FAILURE_MAX_AGE_MS is started again. Without it
  *   (and when `start` is 'all': a command naming a server always tries it) the server is left
  *   out with the remembered reason, so one broken server does not cost every command its timeout;
- * - `timeoutMs` with `timeoutGiven` false lets package runners (npx, uvx) take longer.
- * @param {{ config?: string, demo?: boolean, onSource?, timeoutMs: number, timeoutGiven?: boolean, start?, useCache?: boolean, retryFailed?: boolean, progress? }} opts
+ * - `timeoutMs` with `timeoutGiven` false lets package runners (npx, uvx) take longer;
+ * - `callTimeoutMs` bounds each tool call (the hub's default, 60 s, when not given).
+ * @param {{ config?: string, demo?: boolean, onSource?, timeoutMs: number, timeoutGiven?: boolean, callTimeoutMs?: number, start?, useCache?: boolean, retryFailed?: boolean, progress? }} opts
  */
-export async function openSession({ config, demo, onSource, timeoutMs, timeoutGiven = true, start = 'all', useCache = false, retryFailed = false, progress }) {
+export async function openSession({ config, demo, onSource, timeoutMs, timeoutGiven = true, callTimeoutMs, start = 'all', useCache = false, retryFailed = false, progress }) {
   const source = resolveSource({ config, demo })
   onSource?.(source)
   if (typeof start === 'function') start = start(source)
@@ -167,8 +168,8 @@ export async function openSession({ config, demo, onSource, timeoutMs, timeoutGi
       else live.push({ ...server, timeoutMs: timeoutOf(server.config) })
     }
     // Cached servers first: their sync would evict the entries of servers it does not list.
-    await registerCached(session, cached, timeoutMs)
-    await connectAll(session, live, progress)
+    await registerCached(session, cached, { timeoutMs, callTimeoutMs })
+    await connectAll(session, live, { progress, callTimeoutMs })
     // In the config's order, however each server came to be known.
     const order = new Map(wanted.map((s, i) => [s.config.id, i]))
     session.servers.sort((a, b) => order.get(a.id) - order.get(b.id))
@@ -206,7 +207,7 @@ function rememberedRecord(server, failure) {
  * Registers the tools of cached listings the way a live sync does (approval gates, executable
  * entries): a call starts the server then, through the hub's lazy connection.
  */
-async function registerCached(session, cached, timeoutMs) {
+async function registerCached(session, cached, { timeoutMs, callTimeoutMs }) {
   if (!cached.length) return
   const listings = new Map(cached.map(({ server, listing }) => [server.config.id, listing.tools]))
   const adapter = {
@@ -216,7 +217,7 @@ async function registerCached(session, cached, timeoutMs) {
     listTools: async (serverId) => listings.get(serverId).map(({ id: _, ...descriptor }) => descriptor),
     callTool: (serverId, name, args, opts) => session.hub.callTool(serverId, name, args, opts),
   }
-  await syncMcpToolsToRegistry(session.registry, adapter, { needsApproval: approvalCheck(session), timeoutMs })
+  await syncMcpToolsToRegistry(session.registry, adapter, { needsApproval: approvalCheck(session), timeoutMs, callTimeoutMs })
   for (const { server, listing } of cached) {
     const record = { ...recordOf(server), status: 'cached', cachedAt: listing.savedAt }
     for (const t of listing.tools) {
@@ -250,7 +251,7 @@ function fail(record, hub, error, { config, timeoutMs, runner }) {
   rememberFailure(config, record)
 }
 
-async function connectAll(session, servers, progress) {
+async function connectAll(session, servers, { progress, callTimeoutMs }) {
   const { hub, registry } = session
   const records = await Promise.all(
     servers.map(async (server) => {
@@ -288,11 +289,21 @@ async function connectAll(session, servers, progress) {
   }
   if (session.closed) throw new CliError('Interrupted: every server was stopped.', EXIT.INTERRUPTED)
   const timeoutMs = Math.max(0, ...servers.map((s) => s.timeoutMs))
-  const synced = await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: selected, needsApproval: approvalCheck(session), timeoutMs })
+  const synced = await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: selected, needsApproval: approvalCheck(session), timeoutMs, callTimeoutMs })
   for (const { serverId, error } of synced.failedServers) {
     const server = servers.find((s) => s.config.id === serverId)
     fail(records.find((r) => r.id === serverId), hub, { message: error }, { config: server.config, timeoutMs: server.timeoutMs, runner: isPackageRunner(server.config) })
   }
   if (session.closed) throw new CliError('Interrupted: every server was stopped.', EXIT.INTERRUPTED)
   session.servers.push(...records)
+}
+
+/**
+ * The record of the server `id` a command named (the session started it, or has its cached
+ * listing), or a CliError when it failed: the warning already printed says why.
+ */
+export function namedServer(session, id) {
+  const record = session.servers.find((s) => s.id === id)
+  if (record?.status === 'failed') throw new CliError(`${id} did not start (the warning above says why).`, EXIT.SERVER_FAILED)
+  return record
 }

@@ -3,6 +3,9 @@ import { createRequire } from 'node:module'
 import { createInterface } from 'node:readline/promises'
 import { Script } from 'node:vm'
 import { CliError, EXIT } from './exitCodes.mjs'
+import { paramsFromWords } from './params.mjs'
+import { seconds } from './failures.mjs'
+import { costsOf } from './audit.mjs'
 
 const require = createRequire(import.meta.url)
 const { ToolRegistry, schemaToJSDoc, mcpResultToText, repairToolCallLocally, createToolExecTool } = require('../index.js')
@@ -201,15 +204,18 @@ export async function execCode(registry, code, { yes, reasons } = {}) {
 }
 
 /**
- * Validates `json` against the tool's schema (in Rust), asks for approval when the tool is
- * approval-gated, runs it, and returns the MCP result. `stderrOf(serverId)` (with --verbose)
- * gives the end of the server's stderr, shown when the server died during the call.
+ * Validates the params (`words`: one JSON object, or key=value words typed by the schema)
+ * against the tool's schema (in Rust), asks for approval when the tool is approval-gated, runs
+ * it, and returns the MCP result. `callTimeoutMs` is only for the message when the call ran out:
+ * the session's entries carry the limit. `stderrOf(serverId)` (with --verbose) gives the end of
+ * the server's stderr, shown when the server died during the call.
  */
-export async function callTool(registry, name, json, { yes, configured, skipped, failed, reasons, stderrOf } = {}) {
+export async function callTool(registry, name, words, { yes, configured, skipped, failed, reasons, stderrOf, callTimeoutMs } = {}) {
   const entry = resolveTool(registry, name, { configured, skipped, failed })
   if (typeof entry.tool.execute !== 'function') {
     throw new CliError(`${labelOf(entry)} is in the demo's listed-only catalog: no server behind it runs, so it cannot be called.`, EXIT.TOOL_NOT_FOUND)
   }
+  const json = paramsFromWords(words, { schema: await resolveJsonSchema(entry.tool), label: labelOf(entry) })
   const params = await validParams(registry, entry, json, { yes })
   if (hasApprovalGate(entry.tool) && !(await askApproval(entry, params, { yes, reasons }))) {
     throw new CliError(`Not approved: ${labelOf(entry)} was not run.`, EXIT.NOT_APPROVED)
@@ -218,9 +224,41 @@ export async function callTool(registry, name, json, { yes, configured, skipped,
     const result = await entry.tool.execute(params, { toolCallId: 'toolreg-cli', messages: [] })
     return { entry, params, result, text: mcpResultToText(result) }
   } catch (error) {
+    if (error.code === 'TOOLREG_MCP_TIMEOUT') throw callTimedOut(labelOf(entry), callTimeoutMs)
     const text = error.result ? mcpResultToText(error.result) : error.message
     const stderr = error.code === 'TOOLREG_MCP_CLOSED' && stderrOf ? stderrOf(entry.mcp.serverId).trimEnd() : ''
     const tail = stderr ? `\nThe server's stderr ended with:\n${stderr.split('\n').slice(-20).map((line) => `  | ${line}`).join('\n')}` : ''
     throw new CliError(`${labelOf(entry)} failed: ${text}${tail}`, EXIT.TOOL_FAILED)
   }
+}
+
+/** A request to a server that ran out of --call-timeout: it was cancelled, and how to give more. */
+export function callTimedOut(what, callTimeoutMs) {
+  return new CliError(`${what} did not answer within ${seconds(callTimeoutMs)}, so it was cancelled; give it longer with --call-timeout ${callTimeoutMs * 4}.`, EXIT.TOOL_FAILED)
+}
+
+/** How `toolreg tools` words a session's server status. */
+const STATUS_WORDS = { connected: 'started', cached: 'cached', failed: 'failed', listed: 'listed only' }
+
+/**
+ * Every configured server with its tool count and how its tools are known (started, cached,
+ * failed or skipped, with the reason), in the config's order, skipped entries last.
+ */
+export function serverOverview(session) {
+  const servers = session.servers.filter((s) => s.kind === 'mcp').map((s) => ({
+    id: s.id,
+    status: STATUS_WORDS[s.status],
+    tools: s.status === 'failed' ? null : s.tools.length,
+    ...(s.status === 'failed' && { reason: s.summary, hint: s.hint ?? null }),
+    ...(s.cachedAt && { cachedAt: new Date(s.cachedAt).toISOString() }),
+  }))
+  const skipped = session.skipped.map((skip) => ({ id: skip.id, status: 'skipped', tools: null, reason: skip.why, file: skip.file ?? null }))
+  return { servers: [...servers, ...skipped], catalog: session.catalog }
+}
+
+/** The tools of the server `id`: `server/tool`, the wire id, the one-line description and the tokens of its definition. */
+export async function toolsOf(session, id) {
+  const entries = session.registry.getAll().filter((e) => e.mcp?.serverId === id)
+  const cost = await costsOf(entries)
+  return entries.map((e) => ({ id: labelOf(e), name: e.name, description: e.description, tokens: cost.get(e.name), needsApproval: hasApprovalGate(e.tool) }))
 }
