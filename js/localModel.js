@@ -8,8 +8,8 @@
  */
 
 const { existsSync } = require('node:fs')
-const { homedir } = require('node:os')
-const { isAbsolute, join, resolve } = require('node:path')
+const { join, resolve } = require('node:path')
+const { defaultCacheDir } = require('./cacheDir')
 const native = require('../binding.js')
 const { ToolregError, fromNative, invalidArgument } = require('./errors')
 
@@ -22,27 +22,6 @@ function missing(message) {
   return new ToolregError(`toolreg: the local embedding model is missing: ${message}`, 'TOOLREG_LOCAL_MODEL_MISSING')
 }
 
-/**
- * Where tool vectors are cached by default: the platform's per-user cache folder (never the
- * temp folder, which is cleared behind the app's back on some systems), or none when there is
- * no home folder.
- */
-function defaultCacheDir(env = process.env, platform = process.platform) {
-  let home
-  try {
-    home = homedir()
-  } catch {
-    home = ''
-  }
-  if (platform === 'win32') {
-    const base = env.LOCALAPPDATA || (home && join(home, 'AppData', 'Local'))
-    return base ? join(base, 'toolreg', 'Cache') : null
-  }
-  if (platform === 'darwin') return home ? join(home, 'Library', 'Caches', 'toolreg') : null
-  // XDG: a relative XDG_CACHE_HOME is invalid and ignored.
-  const xdg = env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : home && join(home, '.cache')
-  return xdg ? join(xdg, 'toolreg') : null
-}
 
 /** The optional package's model folder, looked up from the app (cwd) and from toolreg itself. */
 function packageModelDir() {

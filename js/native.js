@@ -3,6 +3,7 @@
 const { existsSync, readFileSync } = require('node:fs')
 const { dirname, join } = require('node:path')
 const { noAddonAdvice, platformName } = require('./platforms')
+const { defaultCacheDir } = require('./cacheDir')
 
 /**
  * Checks that the native addon loads through napi-rs's generated loader (`binding.js`: a local build in the
@@ -60,7 +61,10 @@ function findExecHelper() {
   throw error
 }
 
-loadNative()
+// The tokenizer's tables are read from the per-user cache (or built and saved there) on another
+// thread as the addon loads, so the first token count does not wait for them.
+const cacheDir = defaultCacheDir()
+loadNative().warmUpTokenizer(cacheDir ? join(cacheDir, 'tokenizer') : undefined)
 let builtinEmbeddingsInstalled = false
 
 /**

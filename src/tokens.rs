@@ -9,10 +9,13 @@
 //! The encoder's tables are built in memory from OpenAI's rank files (shipped in the addon as
 //! raw tokens, 1.5 MB gzipped) on first use of an encoding, instead of being linked in prebuilt:
 //! the prebuilt tables of the two encodings were 54 MB of the addon's 68 MB. Building costs one to two
-//! seconds of one core per encoding; `warm_up` does it for the default encoding off the JS
-//! thread when the addon loads.
+//! seconds of one core per encoding, so the built tables are cached on disk (`cache`), and
+//! `warm_up` reads or builds the default encoding's off the JS thread when the addon loads.
 
+mod cache;
 mod pretokenize;
+
+pub use cache::set_dir as set_cache_dir;
 
 use std::io::Read;
 use std::str::FromStr;
@@ -71,13 +74,26 @@ impl Encoder {
 }
 
 static CL100K_BASE: LazyLock<Encoder> = LazyLock::new(|| Encoder {
-    bpe: build_bpe(include_bytes!("../assets/tiktoken/cl100k_base.ranks.gz")),
+    bpe: load_bpe(
+        Encoding::Cl100kBase,
+        include_bytes!("../assets/tiktoken/cl100k_base.ranks.gz"),
+    ),
     pattern: Pattern::Cl100k,
 });
 static O200K_BASE: LazyLock<Encoder> = LazyLock::new(|| Encoder {
-    bpe: build_bpe(include_bytes!("../assets/tiktoken/o200k_base.ranks.gz")),
+    bpe: load_bpe(
+        Encoding::O200kBase,
+        include_bytes!("../assets/tiktoken/o200k_base.ranks.gz"),
+    ),
     pattern: Pattern::O200k,
 });
+
+/// The encoding's tables, from the disk cache when one is set and holds them.
+fn load_bpe(encoding: Encoding, packed_ranks_gz: &[u8]) -> BytePairEncoding {
+    cache::load_or_build(encoding.as_str(), packed_ranks_gz, || {
+        build_bpe(packed_ranks_gz)
+    })
+}
 
 /// An encoder from a packed rank file (`scripts/pack-tiktoken-ranks.mjs`: per rank, a length
 /// byte and the token's bytes, gzipped). The files are OpenAI's, checked against their published

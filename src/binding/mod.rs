@@ -28,8 +28,13 @@ pub(crate) fn parse_json(field: &str, text: &str) -> Result<serde_json::Value> {
         .map_err(|e| js_error(ToolregError::invalid(field, format!("not valid JSON: {e}"))))
 }
 
-#[napi_derive::module_init]
-fn init() {
-    // Building the BPE tables takes ~0.1 s; do it before the first count needs them.
+/// Reads (or builds and caches in `cache_dir`) the default encoding's tables on another thread,
+/// so the first count on the JS thread does not wait for them. The JS layer calls it once, as
+/// the addon loads, with the per-user cache folder.
+#[napi_derive::napi]
+pub fn warm_up_tokenizer(cache_dir: Option<String>) {
+    if let Some(dir) = cache_dir {
+        crate::tokens::set_cache_dir(dir.into());
+    }
     std::thread::spawn(crate::tokens::warm_up);
 }
