@@ -111,12 +111,15 @@ describe('no internals in error text', () => {
     expectClean(run.stdout + run.stderr, 'auth login')
   }, 30_000)
 
-  it('a missing file for exec --file, a missing directory for report --out: one sentence naming it', async () => {
+  it('a missing file for exec --file, a missing directory for report --out: one sentence naming it, before any server starts', async () => {
     const config = writeConfig({ mcpServers: {} })
     const exec = await runCli(['exec', '--file', '/toolreg-missing/code.js', '--config', config])
     expect(exec.stderr.trim()).toBe('Cannot read /toolreg-missing/code.js: there is no such file.')
-    const report = await runCli(['report', '--out', '/toolreg-missing/dir/r.html', '--config', config])
-    expect(report.stderr.trim().split('\n').at(-1)).toBe('Cannot write /toolreg-missing/dir/r.html: the directory /toolreg-missing/dir does not exist.')
+    // A server that never answers: the report must not wait for it to find the folder missing.
+    const hangs = writeConfig({ mcpServers: { hangs: { command: testServer('hangs').command, args: [...testServer('hangs').args, '--hang-on-list'] } } })
+    const report = await runCli(['report', '--out', '/toolreg-missing/dir/r.html', '--config', hangs, '--timeout', '20000', '--refresh'])
+    expect(report.stderr.trim()).toBe('Cannot write /toolreg-missing/dir/r.html: the directory /toolreg-missing/dir does not exist.')
+    expect(report.ms).toBeLessThan(15_000)
     for (const run of [exec, report]) {
       expect(run.code).toBe(2)
       expectClean(run.stderr, 'a file error')

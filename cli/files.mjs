@@ -1,6 +1,6 @@
 // Files named on the command line (exec --file, report --out): a failure to read or write one
 // is a sentence naming the file and what is wrong, never a Node stack.
-import { readFileSync, writeFileSync } from 'node:fs'
+import { accessSync, constants, readFileSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { CliError, EXIT } from './exitCodes.mjs'
 
@@ -35,3 +35,16 @@ function fileStep(action, step) {
 
 export const readUserFile = (path) => fileStep('read', () => readFileSync(path, 'utf8'))
 export const writeUserFile = (path, data) => fileStep('write', () => writeFileSync(path, data))
+
+/**
+ * Fails now, with the sentence the write would fail with, when `path`'s folder is missing or
+ * not writable: `report --out` checks before it starts every server, not after.
+ */
+export const checkWritable = (path) =>
+  fileStep('write', () => {
+    try {
+      accessSync(dirname(path), constants.W_OK)
+    } catch (error) {
+      throw Object.assign(error, { path })
+    }
+  })

@@ -12,7 +12,7 @@ import { clip, formatAudit, formatFailure, num, plural } from './format.mjs'
 import { modelWindow, MODEL_WINDOWS } from './models.mjs'
 import { CliError, EXIT, EXIT_HELP } from './exitCodes.mjs'
 import { DEFAULT_TIMEOUT_MS, PACKAGE_RUNNER_TIMEOUT_MS, STARTUP_WAIT_MS } from './defaults.mjs'
-import { describeFileError, readUserFile, writeUserFile } from './files.mjs'
+import { checkWritable, describeFileError, readUserFile, writeUserFile } from './files.mjs'
 import { cleanErrorText } from '../js/errors.js'
 
 const require = createRequire(import.meta.url)
@@ -435,12 +435,13 @@ export function createProgram({ open = openSession } = {}) {
     .addHelpText('after', examples('toolreg report --out report.html', 'toolreg report --config .vscode/mcp.json --model gemini-2.5-pro'))
     .action(async (opts) => {
       const window = windowOf(opts)
+      const out = resolve(opts.out)
+      checkWritable(out)
       const [{ audit, decisionsAt }, { buildReport }] = await Promise.all([auditModule.load(), import('./report.mjs')])
       const { doc, html } = await session(opts, async (s) => {
         const doc = await audit(s, window)
         return { doc, html: buildReport(doc, await decisionsAt(s)) }
       }, { plainProgress: true, quietFailures: true, useCache: true })
-      const out = resolve(opts.out)
       writeUserFile(out, html)
       const summary = { file: out, bytes: Buffer.byteLength(html), servers: doc.servers.length, tools: doc.summary.tools, failedServers: doc.summary.failedServers }
       if (opts.json) printJson(summary)
