@@ -19,10 +19,10 @@ export const DEFAULT_TIMEOUT_MS = 30_000
 export const PACKAGE_RUNNER_TIMEOUT_MS = 180_000
 
 /**
- * How long `serve` waits for servers with no cached tool list before it answers the client
- * (`initialize`, then `tools/list`): fast servers make the first list and the instructions, a
- * slow or broken one never holds a client (whose connect timeout may be a few seconds) and joins
- * later with `list_changed`.
+ * How long after it starts `serve` may wait for servers with no cached tool list before it
+ * answers the client (`initialize`, then `tools/list`): fast servers make the first list and
+ * the instructions, a slow or broken one never holds a client (whose connect timeout may be a
+ * few seconds) and joins later with `list_changed`.
  */
 export const STARTUP_WAIT_MS = 700
 

@@ -461,7 +461,7 @@ export function createProgram({ open = openSession } = {}) {
     .option('--exec', 'add tool_exec (sandboxed JavaScript that calls tools)')
     .option('--profile <name>', 'serve only the servers and tools of this profile ("toolreg": { "profiles": ... } in the config)')
     .addOption(timeoutOption())
-    .option('--startup-wait <ms>', 'how long to wait for servers with no cached tool list before answering the client; later ones join with a tools/list_changed notification (for a client that ignores it, raise this to --timeout)', (v) => (v === '0' ? 0 : positiveInt(v)), STARTUP_WAIT_MS)
+    .option('--startup-wait <ms>', 'how long after its start serve may wait for servers with no cached tool list before answering the client; later ones join with a tools/list_changed notification (for a client that ignores it, raise this to --timeout)', (v) => (v === '0' ? 0 : positiveInt(v)), STARTUP_WAIT_MS)
     .addOption(callTimeoutOption('a tool call, prompt or resource request forwarded to a server'))
     .addHelpText('after', examples('toolreg serve --model claude-sonnet-4', 'toolreg serve --http 3939 --exec', 'toolreg serve --profile cursor', 'TOOLREG_SERVE_TOKEN=secret toolreg serve --http 3939 --config ~/.cursor/mcp.json'))
     .action(async (opts) => {

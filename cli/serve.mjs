@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { readCachedTools, readGatewayAnswer, rememberFailure, writeCachedTools, writeGatewayAnswer } from './cache.mjs'
+import { readCachedTools, readGatewayAnswer, readRememberedFailure, rememberFailure, writeCachedTools, writeGatewayAnswer } from './cache.mjs'
 import { fileTokenStore } from './auth.mjs'
 import { describeFailure, isPackageRunner } from './failures.mjs'
 import { num, plural } from './format.mjs'
@@ -59,7 +59,6 @@ async function callResultOf(tool, output, toolCallId, input) {
 async function metaDefinition(name, tool) {
   return { name, description: tool.description ?? '', inputSchema: await tool.inputSchema.jsonSchema }
 }
-
 
 /**
  * Builds the gateway over `servers` (hub configs from the CLI's config loader) and returns at
@@ -132,6 +131,8 @@ export async function createGateway(servers, { contextWindow, exec = false, time
   for (const server of servers) {
     const cached = readCachedTools(server.config)
     if (cached) listings.set(server.config.id, { tools: cached.tools })
+    // A server that failed a moment ago is tried again, but the first answer does not wait for it.
+    else if (readRememberedFailure(server.config)) listLive(server)
     else pending.push(listLive(server))
   }
   /** Lists one server in the background: it joins the served tools, or is left out with why. */
@@ -248,7 +249,9 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     writeGatewayAnswer(key, { definitions, instructions })
   }
   let timer
-  const waited = new Promise((resolve) => (timer = setTimeout(resolve, startupWaitMs)))
+  // Counted from the process's start: loading Node, the addon and the config is part of what
+  // the client waits for.
+  const waited = new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, startupWaitMs - process.uptime() * 1000))))
   await Promise.race([Promise.allSettled(pending), waited]).finally(() => clearTimeout(timer))
   firstBuildSaw = listingsChanged
   // The first build counts every definition's tokens, and the tokenizer takes a second or two
