@@ -32,7 +32,7 @@ const BAD_INPUT_CODES = new Set(['TOOLREG_INVALID_ARGUMENT', 'TOOLREG_MCP_INVALI
 /** `[CODE] message`, then optionally `[details] raw text` on a line of its own (the MCP hub's). */
 const NATIVE_PREFIX = /^\[(TOOLREG_[A-Z_]+)\] ([\s\S]*?)(?:\n\[details\] ([\s\S]*))?$/
 
-/** A type path of Rust (`rmcp::transport::worker::WorkerTransport<…>`), generics included. */
+/** A Rust type path (`crate::module::Type<…>`), generics included. */
 const RUST_PATH = /\b[a-z_][a-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)+(?:<[^\s]*>)?/g
 /** rmcp's wrapper around a transport's error: only the error inside says anything. */
 const TRANSPORT_WRAPPER = /(?:Send message error )?Transport \[[^\s\]]*(?:\][^\s\]]*)*\] error: /g
