@@ -19,14 +19,18 @@ export function cliEnv(extra = {}) {
   return { ...env, HOME: emptyHome, TOOLREG_CACHE_DIR: cacheDir, TOOLREG_DATA: emptyData, NO_COLOR: '1', FORCE_COLOR: '0', ...extra }
 }
 
-/** Starts the CLI; `done` resolves to `{ code, signal, stdout, stderr, ms }`. */
-export function startCli(args, { env = cliEnv(), input, cwd = root } = {}) {
+/**
+ * Starts the CLI; `done` resolves to `{ code, signal, stdout, stderr, ms }`. `input` is written to
+ * stdin, which is then closed unless `keepStdinOpen` (a command that serves while its client is
+ * connected).
+ */
+export function startCli(args, { env = cliEnv(), input, cwd = root, keepStdinOpen = false } = {}) {
   const started = Date.now()
   const child = spawn(process.execPath, [bin, ...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] })
   const out = { stdout: '', stderr: '' }
   child.stdout.on('data', (d) => (out.stdout += d))
   child.stderr.on('data', (d) => (out.stderr += d))
-  child.stdin.end(input ?? '')
+  if (!keepStdinOpen) child.stdin.end(input ?? '')
   const done = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, ...out, ms: Date.now() - started })))
   return { child, out, done }
 }

@@ -96,7 +96,8 @@ describe('no internals in error text', () => {
   }, 30_000)
 
   it('serve logs the failed servers in words', async () => {
-    const run = startCli(['serve', '--config', configOf(['closed', 'page404', 'missing']), '--timeout', '3000'], { input: null })
+    // stdin stays open, as a client's does: serve ends when its client goes away.
+    const run = startCli(['serve', '--config', configOf(['closed', 'page404', 'missing']), '--timeout', '3000'], { keepStdinOpen: true })
     await expect.poll(() => run.out.stderr, { timeout: 20_000 }).toMatch(/serving MCP on stdio/)
     // Servers are listed in the background (and a failure remembered by the tests above is not
     // waited for), so a warning can come after serving starts.

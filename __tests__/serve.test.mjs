@@ -3,7 +3,7 @@
 // (server-everything, server-memory) and our rmcp test server. Each gateway is the CLI run as a
 // user runs it.
 import { spawn } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, readdirSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { bin, cliEnv, root, writeConfig } from './cliRun.mjs'
+import { bin, cliEnv, root, startCli, writeConfig } from './cliRun.mjs'
 import { processGone, referenceServer, testServer } from './mcpServers.mjs'
 import { createRequire } from 'node:module'
 
@@ -228,6 +228,17 @@ describe('toolreg serve never waits on a broken server', () => {
     expect(stderr.match(/crashing is left out/g)).toHaveLength(1)
     expect(stderr).toMatch(/warning: crashing is left out: the server process exited with status 3[^\n]*stderr: cannot open the database/)
     expect(stderr).not.toMatch(/hanging is left out/)
+  }, 60_000)
+
+  it('a client that goes away while a server is still listing leaves no failure logged or remembered for it', async () => {
+    const cacheDir = mkdtempSync(join(tmpdir(), 'toolreg-serve-gone-'))
+    const slow = testServer('slow', ['--slow-start-ms', '3000'])
+    const file = writeConfig({ mcpServers: { slow: { command: slow.command, args: slow.args } } })
+    // stdin closed at once: the client is gone before the server lists its tools.
+    const run = await startCli(['serve', '--config', file, '--startup-wait', '0'], { env: cliEnv({ TOOLREG_CACHE_DIR: cacheDir }) }).done
+    expect(run.stderr).toMatch(/serving MCP on stdio/)
+    expect(run.stderr).not.toMatch(/slow is left out/)
+    expect(readdirSync(join(cacheDir, 'tools-list')).filter((f) => f.endsWith('.failed.json'))).toEqual([])
   }, 60_000)
 
   it('tool_inspect and tool_invoke take the names the client lists, server/tool and near misses get "did you mean"', async () => {

@@ -125,6 +125,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
   /** serverId → `{ tools }` once listed (or cached), `{ failed }` when it could not be. */
   const listings = new Map()
   const pending = []
+  let closing = false
   // Counts listings that settled, so one that settles while the first build runs is not missed.
   let listingsChanged = 0
   let firstBuildSaw
@@ -146,6 +147,9 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       listingsChanged++
       if (gateway) rebuild(`${config.id} joined with ${plural(tools.filter((t) => keeps(config.id, t.name)).length, 'tool')}`)
     } catch (error) {
+      // The gateway closing (the client went away) ends listings too: that is no failure of the
+      // server's, to report or to remember.
+      if (closing) return
       const stderrTail = hub.status().find((x) => x.id === config.id)?.stderrTail ?? ''
       const failure = describeFailure({ id: config.id, transport: config.type, command: display, error: error?.message ?? String(error), code: error?.code, timeoutMs: serverTimeout, stderrTail, runner: isPackageRunner(config) })
       listings.set(config.id, { failed: failure.summary })
@@ -319,6 +323,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       return summary
     },
     async close() {
+      closing = true
       gateway.close()
       for (const controller of running.values()) controller.abort()
       await hub.close()
