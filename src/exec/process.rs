@@ -5,15 +5,16 @@
 //! writes everything.
 
 use std::collections::VecDeque;
-use std::io::{BufReader, Read, Write};
+use std::io::{BufReader, PipeReader, PipeWriter, Read, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::bridge::Event;
 use super::protocol::{self, FrameCaps, PROTOCOL_VERSION, READY};
+use super::spawn::{SandboxChild, Spawned};
 
 /// How long a new process may take to say it is ready.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
@@ -31,7 +32,7 @@ struct Route {
 
 /// Bytes on their way to the process's stdin.
 struct Outgoing {
-    pipe: ChildStdin,
+    pipe: PipeWriter,
     /// What the pipe did not take yet, in order; the writer thread drains it.
     backlog: VecDeque<u8>,
     /// The pipe broke or the sandbox was dropped: nothing more is written.
@@ -44,7 +45,7 @@ struct Writer {
 }
 
 impl Writer {
-    fn new(pipe: ChildStdin) -> Arc<Writer> {
+    fn new(pipe: PipeWriter) -> Arc<Writer> {
         #[cfg(unix)]
         set_nonblocking(&pipe);
         Arc::new(Writer {
@@ -122,7 +123,7 @@ fn write_available(out: &mut Outgoing, bytes: &[u8]) -> usize {
 }
 
 #[cfg(unix)]
-fn set_nonblocking(pipe: &ChildStdin) {
+fn set_nonblocking(pipe: &PipeWriter) {
     let fd = std::os::fd::AsRawFd::as_raw_fd(pipe);
     // SAFETY: fcntl on a descriptor this process owns.
     unsafe {
@@ -145,7 +146,7 @@ fn wait_writable(fd: std::os::fd::RawFd) {
 }
 
 pub(crate) struct Sandbox {
-    child: Child,
+    child: SandboxChild,
     writer: Arc<Writer>,
     route: Arc<Mutex<Route>>,
     stderr_tail: Arc<Mutex<Vec<u8>>>,
@@ -158,23 +159,17 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Sandbox {
     /// Starts a process and waits for its `READY`.
     pub(crate) fn start(helper: &Path) -> Result<Sandbox, String> {
-        let mut child = Command::new(helper)
-            // Nothing of the host's environment (API keys, tokens) reaches the sandbox.
-            .env_clear()
-            .current_dir(std::env::temp_dir())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| {
-                format!(
-                    "cannot start the tool_exec sandbox process {}: {e}",
-                    helper.display()
-                )
-            })?;
-        let stdin = child.stdin.take().expect("piped stdin");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let stderr = child.stderr.take().expect("piped stderr");
+        let Spawned {
+            child,
+            stdin,
+            stdout,
+            stderr,
+        } = super::spawn::spawn(helper, &std::env::temp_dir()).map_err(|e| {
+            format!(
+                "cannot start the tool_exec sandbox process {}: {e}",
+                helper.display()
+            )
+        })?;
 
         let writer = Writer::new(stdin);
         let draining = writer.clone();
@@ -270,7 +265,12 @@ impl Sandbox {
     }
 
     pub(crate) fn kill(&mut self) {
-        let _ = self.child.kill();
+        self.child.kill();
+    }
+
+    #[cfg(all(test, windows))]
+    pub(crate) fn process_handle(&self) -> windows_sys::Win32::Foundation::HANDLE {
+        self.child.handle()
     }
 
     /// The exit status of a process whose stdout closed: it is gone or about to be; one that
@@ -332,7 +332,7 @@ fn keep_tail(mut stderr: impl Read, tail: &Mutex<Vec<u8>>) {
 }
 
 /// Reads frames until the process closes stdout or passes a cap; either ends the reading.
-fn read_frames(stdout: ChildStdout, route: &Mutex<Route>) {
+fn read_frames(stdout: PipeReader, route: &Mutex<Route>) {
     let mut input = BufReader::new(stdout);
     loop {
         let header = protocol::read_header(&mut input);

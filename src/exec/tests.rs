@@ -616,3 +616,49 @@ fn the_sandbox_holds_no_descriptor_but_its_pipes() {
     // SAFETY: the descriptor opened above.
     unsafe { libc::close(leaked) };
 }
+
+/// A handle the host made inheritable does not reach the sandbox: the process is started with
+/// a handle list naming its three pipe ends alone. Inherited handles keep their numbers, so the
+/// event's number is looked up in the sandbox process.
+#[cfg(windows)]
+#[test]
+fn the_sandbox_inherits_no_handle_but_its_pipes() {
+    use windows_sys::Win32::Foundation::{CloseHandle, DUPLICATE_SAME_ACCESS, DuplicateHandle};
+    use windows_sys::Win32::Security::SECURITY_ATTRIBUTES;
+    use windows_sys::Win32::System::Threading::{CreateEventW, GetCurrentProcess};
+
+    let inheritable = SECURITY_ATTRIBUTES {
+        nLength: size_of::<SECURITY_ATTRIBUTES>() as u32,
+        lpSecurityDescriptor: std::ptr::null_mut(),
+        bInheritHandle: 1,
+    };
+    // SAFETY: an unnamed event with valid attributes; closed at the end.
+    let event = unsafe { CreateEventW(&inheritable, 1, 0, std::ptr::null()) };
+    assert!(!event.is_null());
+    let sandbox = super::process::Sandbox::start(&helper()).unwrap();
+    let mut copy = std::ptr::null_mut();
+    // SAFETY: asks the sandbox process for the handle with the event's number; `copy` is a
+    // valid out pointer and is closed if the call succeeds.
+    let found = unsafe {
+        DuplicateHandle(
+            sandbox.process_handle(),
+            event,
+            GetCurrentProcess(),
+            &mut copy,
+            0,
+            0,
+            DUPLICATE_SAME_ACCESS,
+        )
+    };
+    if found != 0 {
+        // SAFETY: the copy DuplicateHandle made.
+        unsafe { CloseHandle(copy) };
+    }
+    sandbox.reap();
+    // SAFETY: the event created above.
+    unsafe { CloseHandle(event) };
+    assert_eq!(
+        found, 0,
+        "the sandbox process holds the host's inheritable event"
+    );
+}

@@ -91,8 +91,8 @@ fn main() {
 }
 
 /// Descriptors a parent left open without close-on-exec would be this process's to use; only
-/// stdin, stdout and stderr are kept. (On Windows the addon's spawn passes only the three
-/// pipes' handles; see docs/exec-sandbox.md.)
+/// stdin, stdout and stderr are kept. (On Windows nothing else is inherited in the first place:
+/// the addon starts the process with a handle list naming its three pipes, `src/exec/spawn.rs`.)
 fn close_inherited_descriptors() {
     #[cfg(target_os = "linux")]
     // SAFETY: closes descriptors this process does not use; nothing holds them yet.
@@ -101,8 +101,46 @@ fn close_inherited_descriptors() {
             close_each_from(3);
         }
     }
+    #[cfg(target_os = "macos")]
+    if close_listed_above_stderr() {
+        return;
+    }
     #[cfg(all(unix, not(target_os = "linux")))]
     close_each_from(3);
+}
+
+/// macOS has no `close_range`, and a loop up to `_SC_OPEN_MAX` (the soft limit) misses a
+/// descriptor opened before the limit was lowered; the kernel's own list of this process's
+/// descriptors misses none. False when the list cannot be read (the loop then runs).
+#[cfg(target_os = "macos")]
+fn close_listed_above_stderr() -> bool {
+    let entry = size_of::<libc::proc_fdinfo>();
+    // SAFETY: proc_pidinfo with a null buffer returns the size the list needs; then it fills a
+    // buffer of the given size; close takes any descriptor number.
+    unsafe {
+        let pid = libc::getpid();
+        let needed = libc::proc_pidinfo(pid, libc::PROC_PIDLISTFDS, 0, std::ptr::null_mut(), 0);
+        if needed <= 0 {
+            return false;
+        }
+        let mut list: Vec<libc::proc_fdinfo> = Vec::with_capacity(needed as usize / entry + 8);
+        let bytes = (list.capacity() * entry) as i32;
+        let filled = libc::proc_pidinfo(
+            pid,
+            libc::PROC_PIDLISTFDS,
+            0,
+            list.as_mut_ptr().cast(),
+            bytes,
+        );
+        if filled <= 0 {
+            return false;
+        }
+        list.set_len(filled as usize / entry);
+        for descriptor in list.iter().filter(|d| d.proc_fd > 2) {
+            libc::close(descriptor.proc_fd);
+        }
+    }
+    true
 }
 
 #[cfg(unix)]
