@@ -84,7 +84,9 @@ export async function anthropicAppendScenario(deps, expect) {
       }],
     },
   ])
-  expect(turn1.headers[1]['anthropic-beta']).toContain('inline-tools-2026-09-15')
+  // The betas by-value additions need are there from the first request on, unchanged.
+  expect(turn1.headers[0]['anthropic-beta']).toContain('inline-tools-2026-09-15')
+  for (const headers of turn1.headers) expect(headers['anthropic-beta']).toBe(turn1.headers[0]['anthropic-beta'])
   expectPrefix(expect, turn1.bodies[0].messages, turn1.bodies[1].messages)
   expectPrefix(expect, turn1.bodies[1].messages, turn1.bodies[2].messages)
   expect(JSON.stringify(turn1.bodies[2].messages).match(/tool_addition/g)).toHaveLength(1)
@@ -98,6 +100,7 @@ export async function anthropicAppendScenario(deps, expect) {
   const result2 = await generateText({ model: model(turn2.fetch), tools: second.tools, prepareStep: second.prepareStep, messages, stopWhen: stepCountIs(5) })
   expect(JSON.stringify(turn2.bodies[0].tools)).toBe(toolsJson)
   expectPrefix(expect, turn1.bodies[2].messages, turn2.bodies[0].messages)
+  expect(turn2.headers[0]['anthropic-beta']).toBe(turn1.headers[0]['anthropic-beta'])
   expect(turn2.bodies[0].messages.at(-1)).toEqual({ role: 'system', content: [{ type: 'tool_removal', tool: { type: 'tool_reference', name: 'create_issue' } }] })
   expect(result2.content.map((part) => part.type)).toEqual(['tool-call', 'tool-approval-request'])
   expect(result2.toolResults).toEqual([])
@@ -109,6 +112,7 @@ export async function anthropicAppendScenario(deps, expect) {
   const turn3 = capture([anthropicMessage('m5', [{ type: 'text', text: 'Not sent.' }], 'end_turn')])
   await generateText({ model: model(turn3.fetch), tools: third.tools, prepareStep: third.prepareStep, messages })
   expect(JSON.stringify(turn3.bodies[0].tools)).toBe(toolsJson)
+  expect(turn3.headers[0]['anthropic-beta']).toBe(turn1.headers[0]['anthropic-beta'])
   expectPrefix(expect, turn2.bodies[0].messages, turn3.bodies[0].messages)
   expect(JSON.stringify(turn3.bodies[0].messages).match(/tool_removal/g)).toHaveLength(1)
   expect(JSON.parse(JSON.stringify(conversation)).toolreg.append.removals).toEqual([{ name: 'create_issue', beforeAssistantTurn: 3 }])

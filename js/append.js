@@ -72,6 +72,14 @@ function appendState(conversation) {
 
 const SPECIFICATION_VERSION = Number(require('ai/package.json').version.split('.')[0]) >= 7 ? 'v4' : 'v3'
 
+/**
+ * The betas Anthropic's tool changes need (a system message of removals alone asks for the
+ * by-reference one), sent from the first request on: the provider adds each only once such a
+ * change is in the prompt, and a beta set that changes mid-conversation is what Anthropic's
+ * threads refuse and may split a cache. In the order the provider adds them.
+ */
+const ANTHROPIC_BETAS = ['mid-conversation-system-2026-04-07', 'inline-tools-2026-09-15', 'mid-conversation-tool-changes-2026-07-01']
+
 /** The language-model middleware: deferred tools out of the request, the found ones into the prompt. */
 function appendMiddleware({ family, deferredNames, state }) {
   return {
@@ -85,7 +93,7 @@ function appendMiddleware({ family, deferredNames, state }) {
       }
       const carried = new Set((params.tools ?? []).map((tool) => tool.name))
       const prompt = withToolChanges(params.prompt, family, { deferred, carried, state })
-      return { ...params, tools: requestTools, prompt }
+      return { ...params, tools: requestTools, prompt, ...(family === 'anthropic' && { providerOptions: withAnthropicBetas(params.providerOptions) }) }
     },
   }
 }
@@ -142,6 +150,12 @@ function withToolChanges(prompt, family, { deferred, carried, state }) {
     flush()
   }
   return out
+}
+
+function withAnthropicBetas(providerOptions = {}) {
+  const anthropic = providerOptions.anthropic ?? {}
+  const anthropicBeta = [...new Set([...(anthropic.anthropicBeta ?? []), ...ANTHROPIC_BETAS])]
+  return { ...providerOptions, anthropic: { ...anthropic, anthropicBeta } }
 }
 
 /** Names a `tool_search` result found (our `{ tools: string[] }` output). */
