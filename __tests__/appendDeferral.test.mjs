@@ -44,6 +44,55 @@ describe('choosing append-only loading', () => {
   })
 })
 
+describe('the append middleware on a language-model prompt', () => {
+  const definition = (name) => ({ type: 'function', name, description: name, inputSchema: { type: 'object', properties: {} } })
+  const searchTurn = (id, names) => [
+    { role: 'assistant', content: [{ type: 'tool-call', toolCallId: id, toolName: 'tool_search', input: { query: 'x' } }] },
+    { role: 'tool', content: [{ type: 'tool-result', toolCallId: id, toolName: 'tool_search', output: { type: 'json', value: { tools: names } } }] },
+  ]
+  const params = (prompt) => ({ prompt, tools: ['get_weather', 'send_email', 'create_issue', 'echo', 'tool_search'].map(definition) })
+  const expose = (provider, conversation) => {
+    const { registry, tools } = createWeatherRegistry(deps)
+    return applyDeferExposition(tools, registry, 128_000, { strategy: 'append', provider, conversation })
+  }
+
+  it('Anthropic: adds a found tool once, right before the next assistant message, and only deferred tools leave the request', async () => {
+    const { middleware } = await expose('anthropic.messages')
+    const prompt = [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: [{ type: 'text', text: 'weather?' }] },
+      ...searchTurn('c1', ['get_weather', 'nope']),
+      // The run stopped after the search; the user spoke next: the change waits for the assistant.
+      { role: 'user', content: [{ type: 'text', text: 'and email?' }] },
+      ...searchTurn('c2', ['get_weather', 'send_email']),
+    ]
+    const out = await middleware.transformParams({ params: params(prompt), type: 'generate' })
+    expect(out.tools.map((t) => t.name)).toEqual(['echo', 'tool_search'])
+    expect(out.providerOptions.anthropic.anthropicBeta).toContain('inline-tools-2026-09-15')
+    const changes = (m) => m.providerOptions.anthropic.toolChanges.map((c) => `${c.type}:${c.tool?.name ?? c.toolName}`)
+    expect(out.prompt.map((m) => (m.role === 'system' && m.content === '' ? changes(m).join(',') : m.role))).toEqual([
+      'system', 'user', 'assistant', 'tool', 'user', 'tool_addition:get_weather', 'assistant', 'tool', 'tool_addition:send_email',
+    ])
+    // The host's prompt is left as it was.
+    expect(prompt).toHaveLength(7)
+  })
+
+  it('Anthropic: a withdrawn tool is removed where it was first missing, only with conversation state', async () => {
+    const conversation = {}
+    const { middleware } = await expose('anthropic.messages', conversation)
+    const prompt = [{ role: 'user', content: [{ type: 'text', text: 'weather?' }] }, ...searchTurn('c1', ['get_weather'])]
+    await middleware.transformParams({ params: params(prompt), type: 'generate' })
+    const withdrawn = { prompt, tools: params(prompt).tools.filter((t) => t.name !== 'get_weather') }
+    const out = await middleware.transformParams({ params: withdrawn, type: 'generate' })
+    expect(out.prompt.at(-1).providerOptions.anthropic.toolChanges.map((c) => c.type)).toEqual(['tool_addition', 'tool_removal'])
+    expect(conversation.toolreg.append.removals).toEqual([{ name: 'get_weather', beforeAssistantTurn: 1 }])
+    // Without state nothing pinned the definition: the addition is gone too, and nothing is removed.
+    const { middleware: stateless } = await expose('anthropic.messages')
+    await stateless.transformParams({ params: params(prompt), type: 'generate' })
+    expect((await stateless.transformParams({ params: withdrawn, type: 'generate' })).prompt).toEqual(prompt)
+  })
+})
+
 describe('Anthropic append-only on the wire (@ai-sdk/anthropic 3, scripted fetch)', () => {
   it('adds found tools by value after the search, removes withdrawn ones, never rewrites an earlier byte', async () => {
     await anthropicAppendScenario(deps, expect)

@@ -139,7 +139,8 @@ function withToolChanges(prompt, family, { deferred, carried, state }) {
         return part
       }
       const options = part.providerOptions ?? {}
-      return { ...part, providerOptions: { ...options, openai: { ...options.openai, additionalTools: added.map(openaiDefinition) } } }
+      const additionalTools = [...(options.openai?.additionalTools ?? []), ...added.map(openaiDefinition)]
+      return { ...part, providerOptions: { ...options, openai: { ...options.openai, additionalTools } } }
     })
     out.push({ ...message, content })
   }
