@@ -1,4 +1,4 @@
-import type { Tool, ToolSet } from 'ai'
+import type { LanguageModel, LanguageModelMiddleware, Tool, ToolSet } from 'ai'
 
 export type ToolDefer = 'never' | 'always' | 'auto'
 export declare const ToolDefer: Readonly<{ Never: 'never'; Always: 'always'; Auto: 'auto' }>
@@ -187,9 +187,17 @@ export interface ApplyDeferOptions extends ShouldDeferOptions {
    * tool_inspect / tool_invoke. `'native'`: the provider's own deferral, chosen from `provider`
    * (Anthropic `defer_loading` + `tool_reference`; OpenAI Responses `defer_loading` + a client
    * `tool_search`; other providers on ai@7: core `deferLoading` + `toolSearch`), falling back to
-   * meta-tools with a warning. `'auto'`: the same choice without the warning.
+   * meta-tools with a warning. `'append'`: append-only loading (`anthropic.messages` with
+   * `@ai-sdk/anthropic` >= 3.0.139 / 4.0.98, `openai.responses` with `@ai-sdk/openai` >= 4.0.96):
+   * the request's `tools` holds only the eager tools and `tool_search`, found tools are added by
+   * value where the search found them; pass the result's `prepareStep` (or `middleware`);
+   * else `'native'` with a warning. `'auto'`: `'append'` where the SDK has it and `modelId` is
+   * one the SDK documents it for (`claude-opus-4-8`, `gpt-5.4*`), else the `'native'` choice,
+   * without warnings.
    */
-  strategy?: 'meta-tools' | 'native' | 'auto'
+  strategy?: 'meta-tools' | 'native' | 'append' | 'auto'
+  /** The AI SDK model's `modelId` (`model.modelId`): `'auto'` appends only for models documented to support it. */
+  modelId?: string
   /** Most tools one native search returns (default 5). */
   maxResults?: number
   /**
@@ -200,6 +208,8 @@ export interface ApplyDeferOptions extends ShouldDeferOptions {
   /**
    * A plain object kept per conversation (start with `{}`; JSON, so it can be stored with the
    * chat): the defer decision is kept while the auto pool changes by less than `stickyMargin`.
+   * With `'append'` it also pins the definitions as first added and where withdrawn tools were
+   * removed; it changes during the call, so store it after the call.
    */
   conversation?: ConversationState
   /** Share of the auto pool (names added plus removed) that may change before deciding afresh. Default STICKY_MARGIN (0.2). */
@@ -207,11 +217,24 @@ export interface ApplyDeferOptions extends ShouldDeferOptions {
 }
 
 export interface ConversationState {
-  toolreg?: { pool: string[]; deferAuto: boolean; contextWindow: number | null }
+  toolreg?: {
+    pool: string[]
+    deferAuto: boolean
+    contextWindow: number | null
+    /** Append-only loading: each added tool's definition as first sent, and where each withdrawn tool was removed. */
+    append?: { definitions: Record<string, unknown>; removals: Array<{ name: string; beforeAssistantTurn: number }> }
+  }
   [key: string]: unknown
 }
 
-export type ExpositionStrategy = 'inline' | 'meta-tools' | 'anthropic-native' | 'openai-native' | 'sdk-tool-search'
+export type ExpositionStrategy =
+  | 'inline'
+  | 'meta-tools'
+  | 'anthropic-append'
+  | 'openai-append'
+  | 'anthropic-native'
+  | 'openai-native'
+  | 'sdk-tool-search'
 
 export interface DeferExposition<T extends ToolSet | undefined> {
   tools: T
@@ -221,8 +244,17 @@ export interface DeferExposition<T extends ToolSet | undefined> {
   decision?: DeferDecision
   /** What was used: `'inline'` when nothing is deferred. */
   strategy: ExpositionStrategy
-  /** Why a `'native'` request fell back, cacheControl removed from deferred tools, ... */
+  /** Why a `'native'` or `'append'` request fell back, cacheControl removed from deferred tools, ... */
   warnings: string[]
+  /**
+   * Append-only strategies: pass to `generateText` / `streamText` / an Agent with `tools`. It
+   * wraps the step's model with `middleware`, which takes the deferred tools out of the
+   * request's `tools` (the SDK still validates, approves and runs them) and adds each found tool
+   * to the prompt where `tool_search` found it.
+   */
+  prepareStep?: (options: { model: LanguageModel }) => { model: LanguageModel }
+  /** The same, for hosts that wrap their model themselves (`wrapLanguageModel({ model, middleware })`). */
+  middleware?: LanguageModelMiddleware
 }
 
 export declare function applyDeferExposition<T extends ToolSet | undefined>(

@@ -12,6 +12,7 @@ const { createToolInvokeTool } = require('./meta/invoke')
 const { createToolExecTool } = require('./meta/exec')
 const { providerTarget, safeToolOf } = require('./provider')
 const { chooseStrategy, anthropicExposition, openaiExposition, sdkExposition, discoveredIn } = require('./strategy')
+const { appendExposition } = require('./append')
 
 const defaults = native.deferDefaults()
 const DEFER_THRESHOLD_PCT = defaults.deferThresholdPct
@@ -388,9 +389,8 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
     let deferredNames = plan.decision.deferredNames
     // ai@7 forgets discoveries between calls: what the conversation found stays exposed.
     if (chosen.strategy === 'sdk-tool-search' && discovered.size > 0) deferredNames = new Set([...deferredNames].filter((n) => !discovered.has(n)))
-    const build = { tools: safe, names, deferredNames, deferredEntries: plan.deferredEntries, registry, opts, openai: chosen.openai }
-    const exposition =
-      chosen.strategy === 'anthropic-native' ? anthropicExposition(build) : chosen.strategy === 'openai-native' ? await openaiExposition(build) : sdkExposition(build)
+    const build = { tools: safe, names, deferredNames, deferredEntries: plan.deferredEntries, registry, opts, openai: chosen.openai, strategy: chosen.strategy, conversation }
+    const exposition = await expositionFor(chosen.strategy, build)
     if (opts.exec) withExecTool(exposition.tools, registry, plan.lookup, opts)
     return {
       tools: exposition.tools,
@@ -399,6 +399,7 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
       decision,
       strategy: chosen.strategy,
       warnings: warnings.concat(exposition.warnings),
+      ...(exposition.middleware && { middleware: exposition.middleware, prepareStep: exposition.prepareStep }),
     }
   }
   const exposed = {}
@@ -421,6 +422,21 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
     decision,
     strategy: 'meta-tools',
     warnings,
+  }
+}
+
+/** The exposition of a strategy other than meta-tools. */
+async function expositionFor(strategy, build) {
+  switch (strategy) {
+    case 'anthropic-append':
+    case 'openai-append':
+      return appendExposition(build)
+    case 'anthropic-native':
+      return anthropicExposition(build)
+    case 'openai-native':
+      return openaiExposition(build)
+    default:
+      return sdkExposition(build)
   }
 }
 
@@ -476,7 +492,7 @@ function remember(conversation, sticky, decision, contextWindow) {
   const deferAuto = sticky.pool.some((name) => decision.deferredNames.has(name))
   // A kept decision keeps its reference pool, so slow drift still adds up to the margin.
   const pool = sticky.keep === undefined ? sticky.pool : conversation.toolreg.pool
-  conversation.toolreg = { pool, deferAuto, contextWindow: contextWindow ?? null, section: conversation.toolreg?.section }
+  conversation.toolreg = { pool, deferAuto, contextWindow: contextWindow ?? null, section: conversation.toolreg?.section, append: conversation.toolreg?.append }
 }
 
 /**

@@ -3,30 +3,38 @@
 const ai = require('ai')
 const { invalidArgument } = require('./errors')
 const { MetaToolName } = require('./meta/shared')
+const { appendStrategyFor } = require('./appendSupport')
 
-const STRATEGIES = ['meta-tools', 'native', 'auto']
+const STRATEGIES = ['meta-tools', 'native', 'append', 'auto']
 const DEFAULT_MAX_RESULTS = 5
 
 /**
  * How a request's deferred tools reach the model, from `opts.strategy` and `opts.provider`:
- * `anthropic-native` (`defer_loading` + `tool_reference` results), `openai-native`
+ * `anthropic-append` / `openai-append` (found tools added by value mid-conversation; see
+ * append.js), `anthropic-native` (`defer_loading` + `tool_reference` results), `openai-native`
  * (`defer_loading` + a client-executed `tool_search`), `sdk-tool-search` (ai@7's core
- * `deferLoading` + `toolSearch`), or our `meta-tools`. `warnings` say why a native request
- * fell back.
+ * `deferLoading` + `toolSearch`), or our `meta-tools`. `warnings` say why a requested
+ * strategy fell back.
  */
 function chooseStrategy(opts) {
   const strategy = opts.strategy ?? 'meta-tools'
   if (!STRATEGIES.includes(strategy)) {
-    throw invalidArgument('opts.strategy', `${JSON.stringify(strategy)} is not one of 'meta-tools', 'native', 'auto'`)
+    throw invalidArgument('opts.strategy', `${JSON.stringify(strategy)} is not one of 'meta-tools', 'native', 'append', 'auto'`)
   }
   if (strategy === 'meta-tools') return { strategy: 'meta-tools', warnings: [] }
   const warnings = []
   const fallback = (why) => {
-    // `auto` picks the best it can without complaint; `native` was asked for, so say why not.
-    if (strategy === 'native') warnings.push(`strategy 'native' fell back to 'meta-tools': ${why}`)
+    // `auto` picks the best it can without complaint; `native` or `append` was asked for, so say why not.
+    if (strategy !== 'auto') warnings.push(`strategy '${strategy}' fell back to 'meta-tools': ${why}`)
     return { strategy: 'meta-tools', warnings }
   }
   if (opts.model?.functionCalling === false) return fallback('the model has no native function calling')
+  if (strategy !== 'native') {
+    // `auto` appends only on models the SDK documents it for; `append` trusts the host's model.
+    const append = appendStrategyFor(opts, { documentedModelsOnly: strategy === 'auto' })
+    if (append.strategy) return { strategy: append.strategy, warnings }
+    if (strategy === 'append') warnings.push(`strategy 'append' fell back to native deferral: ${append.reason}`)
+  }
   const provider = opts.provider
   if (isAnthropic(provider)) return { strategy: 'anthropic-native', warnings }
   if (isOpenAIResponses(provider)) {
@@ -155,12 +163,17 @@ function anthropicExposition({ tools, names, deferredNames, deferredEntries, reg
     execute: async ({ query }) => ({ tools: await rankDeferred(registry, query, candidates, maxResults) }),
     toModelOutput: ({ output }) => anthropicSearchOutput(output),
   })
-  // A breakpoint that sat on a deferred tool moves to the search tool, last in the array, so
-  // the eager tools stay cached as the host intended.
-  const eagerCached = names.some((name) => !deferredNames.has(name) && cacheControlOf(tools[name], cacheKeys) !== undefined)
-  exposed[MetaToolName.Search] =
-    movedCache !== undefined && !eagerCached ? withProviderOptions(search, 'anthropic', { cacheControl: movedCache }) : search
+  exposed[MetaToolName.Search] = withMovedBreakpoint(search, movedCache, { tools, names, deferredNames, cacheKeys })
   return { tools: exposed, warnings }
+}
+
+/**
+ * The search tool, last in the array, carrying the breakpoint that sat on a deferred tool
+ * (`movedCache`) unless an eager tool has one: the eager tools stay cached as the host intended.
+ */
+function withMovedBreakpoint(search, movedCache, { tools, names, deferredNames, cacheKeys }) {
+  const eagerCached = names.some((name) => !deferredNames.has(name) && cacheControlOf(tools[name], cacheKeys) !== undefined)
+  return movedCache !== undefined && !eagerCached ? withProviderOptions(search, 'anthropic', { cacheControl: movedCache }) : search
 }
 
 /** The search result as `tool_reference` blocks (the provider's `custom` parts); text when nothing matched. */
@@ -281,4 +294,19 @@ function safeParse(text) {
   }
 }
 
-module.exports = { chooseStrategy, anthropicExposition, openaiExposition, sdkExposition, discoveredIn }
+module.exports = {
+  chooseStrategy,
+  anthropicExposition,
+  openaiExposition,
+  sdkExposition,
+  discoveredIn,
+  // Shared with the append-only exposition (append.js).
+  SEARCH_DESCRIPTION,
+  searchParameters,
+  candidatesOf,
+  rankDeferred,
+  maxResultsOf,
+  cacheControlOf,
+  withMovedBreakpoint,
+  CACHE_CONTROL_KEYS,
+}

@@ -110,9 +110,23 @@ export async function nativeDeferral(messages: ModelMessage[], conversation: Con
   })
   const strategy: ExpositionStrategy = exposed.strategy
   const ranked: string[] = await registry.rank('weather', [{ name: 'get_weather' }, { name: 'x', description: 'other' }])
-  // @ts-expect-error strategy is 'meta-tools' | 'native' | 'auto'
+  // @ts-expect-error strategy is 'meta-tools' | 'native' | 'append' | 'auto'
   void applyDeferExposition(tools, registry, 1, { strategy: 'anthropic' })
   return [strategy, ...exposed.warnings, ...ranked]
+}
+
+export async function appendOnly(model: LanguageModel, messages: ModelMessage[], conversation: ConversationState): Promise<string> {
+  const tools: ToolSet = registry.selectActiveTools({ mcpToolIds: [] })
+  const exposed = await applyDeferExposition(tools, registry, 200_000, {
+    strategy: 'auto',
+    provider: 'anthropic.messages',
+    modelId: 'claude-opus-4-8',
+    messages,
+    conversation,
+  })
+  const result = await generateText({ model, tools: exposed.tools, prepareStep: exposed.prepareStep, messages })
+  const removed = conversation.toolreg?.append?.removals.map((r) => r.name) ?? []
+  return [exposed.strategy, exposed.middleware ? 'middleware' : '', result.text, ...removed].join(' ')
 }
 
 export async function tokensAndDecisions(): Promise<number> {

@@ -10,6 +10,7 @@ import { createOpenAI } from '@ai-sdk/openai'
 import { z } from 'zod'
 import { ToolRegistry, applyDeferExposition, shouldDefer } from 'toolreg'
 import { createWeatherRegistry, anthropicWireScenario, openaiWireScenario, scriptedConversation, TURNS } from '../../__tests__/nativeFixtures.mjs'
+import { anthropicAppendScenario, openaiAppendScenario } from '../../__tests__/appendFixtures.mjs'
 
 const deps = { tool, z, ToolRegistry, applyDeferExposition, shouldDefer, generateText, stepCountIs, createAnthropic, createOpenAI, MockModel: MockLanguageModelV4 }
 
@@ -93,6 +94,14 @@ describe('ai@7 lane', () => {
 
   it('OpenAI Responses on the wire (@ai-sdk/openai 4)', async () => {
     await openaiWireScenario(deps, expect)
+  })
+
+  it('Anthropic append-only on the wire (@ai-sdk/anthropic 4): found tools added by value, withdrawn ones removed, no earlier byte rewritten', async () => {
+    await anthropicAppendScenario(deps, expect)
+  })
+
+  it('OpenAI Responses append-only on the wire (@ai-sdk/openai 4): additional_tools after the search result, no earlier byte rewritten', async () => {
+    await openaiAppendScenario(deps, expect)
   })
 
   it(`sticky decision over ${TURNS} turns: the tools array changes at most once with conversation state`, async () => {

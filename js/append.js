@@ -1,0 +1,203 @@
+'use strict'
+
+const ai = require('ai')
+const { MetaToolName } = require('./meta/shared')
+const {
+  SEARCH_DESCRIPTION,
+  searchParameters,
+  candidatesOf,
+  rankDeferred,
+  maxResultsOf,
+  cacheControlOf,
+  withMovedBreakpoint,
+  CACHE_CONTROL_KEYS,
+} = require('./strategy')
+
+/**
+ * Append-only tool loading. The request's `tools` holds only what is loaded from the start (the
+ * eager tools and `tool_search`); the tools a search finds are added by value at the point of
+ * the conversation where they were found, and stay callable from there on:
+ * - Anthropic: a system message with `toolChanges` (`tool_addition` by value) right before the
+ *   next assistant turn; a tool the host withdrew later gets a `tool_removal`.
+ * - OpenAI Responses: `additionalTools` on the search's tool result.
+ * The deferred tools stay in the ToolSet the SDK receives, so the SDK still validates, asks for
+ * approval and executes their calls; a language-model middleware takes them out of the request
+ * and writes the additions into the prompt. The additions follow from the messages alone (and
+ * the definitions pinned in `conversation`), so a replayed conversation never changes a byte
+ * before its end and the provider's prompt cache holds across steps and turns.
+ */
+function appendExposition({ tools, names, deferredNames, deferredEntries, registry, opts, strategy, conversation }) {
+  const family = strategy === 'anthropic-append' ? 'anthropic' : 'openai'
+  const exposed = {}
+  for (const name of names) exposed[name] = tools[name]
+  const candidates = candidatesOf(deferredEntries)
+  const maxResults = maxResultsOf(opts)
+  const search = ai.tool({
+    description: SEARCH_DESCRIPTION,
+    inputSchema: ai.jsonSchema(searchParameters),
+    execute: async ({ query }) => {
+      const found = await rankDeferred(registry, query, candidates, maxResults)
+      return found.length > 0 ? { tools: found } : { tools: found, message: 'No tools matched. Try other words.' }
+    },
+  })
+  if (family === 'anthropic') {
+    // A host breakpoint on a deferred tool left the request with it: it moves to the search tool.
+    const cacheKeys = ['anthropic']
+    const movedCache = names.filter((name) => deferredNames.has(name)).map((name) => cacheControlOf(tools[name], cacheKeys)).find((c) => c !== undefined)
+    exposed[MetaToolName.Search] = withMovedBreakpoint(search, movedCache, { tools, names, deferredNames, cacheKeys })
+  } else {
+    exposed[MetaToolName.Search] = search
+  }
+  const middleware = appendMiddleware({ family, deferredNames, state: conversation && appendState(conversation) })
+  return {
+    tools: exposed,
+    middleware,
+    prepareStep: ({ model }) => ({ model: ai.wrapLanguageModel({ model, middleware }) }),
+    warnings: [],
+  }
+}
+
+/**
+ * What a conversation keeps for append-only loading (plain JSON in `conversation.toolreg`): the
+ * definitions as first added, so a later change of a tool's schema or its withdrawal does not
+ * rewrite an earlier addition, and where each withdrawn tool was removed.
+ */
+function appendState(conversation) {
+  const toolreg = (conversation.toolreg ??= {})
+  const state = (toolreg.append ??= {})
+  state.definitions ??= {}
+  state.removals ??= []
+  return state
+}
+
+const SPECIFICATION_VERSION = Number(require('ai/package.json').version.split('.')[0]) >= 7 ? 'v4' : 'v3'
+
+/**
+ * The betas Anthropic's tool changes need (a system message of removals alone asks for the
+ * by-reference one), sent from the first request on: the provider adds each only once such a
+ * change is in the prompt, and a beta set that changes mid-conversation is what Anthropic's
+ * threads refuse and may split a cache. In the order the provider adds them.
+ */
+const ANTHROPIC_BETAS = ['mid-conversation-system-2026-04-07', 'inline-tools-2026-09-15', 'mid-conversation-tool-changes-2026-07-01']
+
+/** The language-model middleware: deferred tools out of the request, the found ones into the prompt. */
+function appendMiddleware({ family, deferredNames, state }) {
+  return {
+    specificationVersion: SPECIFICATION_VERSION,
+    transformParams: async ({ params }) => {
+      const deferred = new Map()
+      const requestTools = []
+      for (const tool of params.tools ?? []) {
+        if (tool.type === 'function' && deferredNames.has(tool.name)) deferred.set(tool.name, tool)
+        else requestTools.push(tool)
+      }
+      const carried = new Set((params.tools ?? []).map((tool) => tool.name))
+      const prompt = withToolChanges(params.prompt, family, { deferred, carried, state })
+      return { ...params, tools: requestTools, prompt, ...(family === 'anthropic' && { providerOptions: withAnthropicBetas(params.providerOptions) }) }
+    },
+  }
+}
+
+/**
+ * The prompt with every tool a `tool_search` result found added once, by value, where it was
+ * found; with `state`, a tool the request no longer carries is removed (Anthropic) at the end
+ * and stays removed at that place on later requests.
+ */
+function withToolChanges(prompt, family, { deferred, carried, state }) {
+  const live = new Set()
+  const out = []
+  let assistantTurns = 0
+  let pending = []
+  // Anthropic takes tool changes in a system message right before an assistant message or at the end.
+  const flush = () => {
+    for (const { name, beforeAssistantTurn } of state?.removals ?? []) {
+      if (beforeAssistantTurn === assistantTurns && live.delete(name)) pending.push({ type: 'tool_removal', toolName: name })
+    }
+    if (pending.length > 0) out.push({ role: 'system', content: '', providerOptions: { anthropic: { toolChanges: pending } } })
+    pending = []
+  }
+  for (const message of prompt) {
+    if (message.role === 'assistant') {
+      if (family === 'anthropic') flush()
+      assistantTurns++
+    }
+    if (message.role !== 'tool') {
+      out.push(message)
+      continue
+    }
+    const content = message.content.map((part) => {
+      const added = []
+      for (const name of foundBy(part)) {
+        const definition = live.has(name) ? undefined : definitionOf(name, deferred, state)
+        if (definition === undefined) continue
+        live.add(name)
+        added.push(definition)
+      }
+      if (added.length === 0) return part
+      if (family === 'anthropic') {
+        pending.push(...added.map((tool) => ({ type: 'tool_addition', tool })))
+        return part
+      }
+      const options = part.providerOptions ?? {}
+      const additionalTools = [...(options.openai?.additionalTools ?? []), ...added.map(openaiDefinition)]
+      return { ...part, providerOptions: { ...options, openai: { ...options.openai, additionalTools } } }
+    })
+    out.push({ ...message, content })
+  }
+  if (family === 'anthropic') {
+    if (state) {
+      for (const name of live) if (!carried.has(name)) state.removals.push({ name, beforeAssistantTurn: assistantTurns })
+    }
+    flush()
+  }
+  return out
+}
+
+function withAnthropicBetas(providerOptions = {}) {
+  const anthropic = providerOptions.anthropic ?? {}
+  const anthropicBeta = [...new Set([...(anthropic.anthropicBeta ?? []), ...ANTHROPIC_BETAS])]
+  return { ...providerOptions, anthropic: { ...anthropic, anthropicBeta } }
+}
+
+/** Names a `tool_search` result found (our `{ tools: string[] }` output). */
+function foundBy(part) {
+  if (part.type !== 'tool-result' || part.toolName !== MetaToolName.Search) return []
+  const found = part.output?.type === 'json' ? part.output.value?.tools : undefined
+  return Array.isArray(found) ? found.filter((name) => typeof name === 'string') : []
+}
+
+/**
+ * A found tool's definition as the SDK hands it to the provider (`{ type: 'function', name,
+ * description, inputSchema, … }`): pinned in the conversation once added, else this request's.
+ * No cache breakpoint: inside the messages it would move the cached prefix.
+ */
+function definitionOf(name, deferred, state) {
+  const pinned = state?.definitions[name]
+  if (pinned !== undefined) return pinned
+  const tool = deferred.get(name)
+  if (tool === undefined) return undefined
+  const definition = withoutCacheControl(tool)
+  if (state) state.definitions[name] = definition
+  return definition
+}
+
+function withoutCacheControl(tool) {
+  const anthropic = tool.providerOptions?.anthropic
+  if (anthropic === undefined || cacheControlOf(tool, ['anthropic']) === undefined) return tool
+  const own = { ...anthropic }
+  for (const key of CACHE_CONTROL_KEYS) delete own[key]
+  return { ...tool, providerOptions: { ...tool.providerOptions, anthropic: own } }
+}
+
+/** A function tool in the Responses wire shape `additionalTools` takes (`strict` as @ai-sdk/openai 4 declares it). */
+function openaiDefinition(tool) {
+  return {
+    type: 'function',
+    name: tool.name,
+    ...(tool.description !== undefined && { description: tool.description }),
+    parameters: tool.inputSchema,
+    strict: tool.strict ?? false,
+  }
+}
+
+module.exports = { appendExposition }
