@@ -264,13 +264,19 @@ impl Gateway {
         }
     }
 
-    /// Serves one client on this process's stdin/stdout until it disconnects or `ct` fires.
+    /// Serves one client on this process's stdin/stdout until it disconnects or `ct` fires. A
+    /// client that goes away before its handshake (a launcher probing the command, a cancelled
+    /// start) ends the session like any other disconnect.
     pub async fn serve_stdio(&self, ct: CancellationToken) -> Result<(), String> {
-        let running = self
+        let running = match self
             .clone()
             .serve_with_ct(rmcp::transport::stdio(), ct)
             .await
-            .map_err(|e| format!("the MCP handshake on stdio failed: {e}"))?;
+        {
+            Ok(running) => running,
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => return Err(format!("the MCP handshake on stdio failed: {e}")),
+        };
         running
             .waiting()
             .await
