@@ -86,7 +86,9 @@ def fetch():
 
 
 def tool(name, description, namespace, key=None):
-    return {"name": name, "key": key or name, "namespace": namespace, "description": description, "params": []}
+    return {
+        "name": name, "key": key or name, "namespace": namespace, "description": description, "params": [],
+    }
 
 
 def write(out_dir, name, tools, queries):
@@ -146,7 +148,9 @@ def lark_sets(tgz, out_dir):
                 by_title.setdefault(title, []).append(name)
         return [{"text": t, "group": "all", "relevant": rel} for t, rel in by_title.items()]
 
-    for set_name, q_lang, t_lang in (("Lark-zh", "zh", "zh"), ("Lark-zh-en", "zh", "en"), ("Lark-en-zh", "en", "zh")):
+    for set_name, q_lang, t_lang in (
+        ("Lark-zh", "zh", "zh"), ("Lark-zh-en", "zh", "en"), ("Lark-en-zh", "en", "zh"),
+    ):
         tools = catalog(t_lang)
         write(out_dir, set_name, tools, queries(q_lang, {t["name"] for t in tools}))
 
@@ -164,11 +168,14 @@ def livemcp_set(data_dir, out_dir):
                 tools.append(tool(f"{key}__{t['name']}", desc, f"mcp:{key}", key=t["name"]))
                 chinese.setdefault(t["name"], []).append(bool(CJK.search(desc)))
     queries = []
-    for task in json.load(open(os.path.join(data_dir, "livemcpbench", "all_annotations.json"), encoding="utf-8")):
-        names = [re.sub(r"^\d+\.\s*", "", l).strip() for l in task["Annotator Metadata"]["Tools"].splitlines()]
+    tasks = json.load(open(os.path.join(data_dir, "livemcpbench", "all_annotations.json"), encoding="utf-8"))
+    for task in tasks:
+        listed = task["Annotator Metadata"]["Tools"].splitlines()
+        names = [re.sub(r"^\d+\.\s*", "", line).strip() for line in listed]
         relevant = [n for n in dict.fromkeys(names) if n in chinese and all(chinese[n])]
         if relevant:
-            queries.append({"text": task["Question"], "group": task.get("category", "all"), "relevant": relevant})
+            queries.append(
+                {"text": task["Question"], "group": task.get("category", "all"), "relevant": relevant})
     write(out_dir, "LiveMCP-en-zh", tools, queries)
 
 
@@ -224,9 +231,8 @@ def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target", "zh")
     os.makedirs(out_dir, exist_ok=True)
     paths = fetch()
-    data_dir = os.environ.get("TOOLREG_DATA") or next(
-        p for p in (os.path.join(ROOT, "..", "shared", "data"), os.path.join(ROOT, "..", "..", "shared", "data"))
-        if os.path.isdir(p))
+    candidates = [os.path.join(ROOT, "..", "shared", "data"), os.path.join(ROOT, "..", "..", "shared", "data")]
+    data_dir = os.environ.get("TOOLREG_DATA") or next(p for p in candidates if os.path.isdir(p))
     lark_sets(paths["larksuiteoapi/lark-mcp"], out_dir)
     livemcp_set(data_dir, out_dir)
     agents_set(paths, out_dir)
