@@ -25,8 +25,8 @@ language", has the counts and what each set measures.
   description class attributes, mostly Chinese).
 - BFCL (`bfcl-eval==2026.3.23`, Apache-2.0, through target/heldout/BFCL.json of
   scripts/fetch_heldout.py, run it first): BFCL-ZH, the BFCL queries that users wrote in
-  Chinese, over BFCL's 2,101 English-described tools. Held out: no rule or value of the
-  Chinese work was chosen on it.
+  Chinese, over BFCL's English-described tools deduplicated by name (1,437), relevant = the
+  names its ground truth calls. Held out: no rule or value of the Chinese work was chosen on it.
 
 Usage: python3 scripts/fetch_zh.py [OUT_DIR]   (default target/zh)
 """
@@ -223,8 +223,18 @@ def bfcl_zh_set(heldout_dir, out_dir):
         letters = [c for c in text if c.isalpha()]
         return letters and sum(bool(CJK.match(c)) for c in letters) * 2 > len(letters)
 
-    queries = [q for q in bfcl["queries"] if chinese(q["text"])]
-    write(out_dir, "BFCL-ZH", bfcl["tools"], queries)
+    # Name-level, as BFCL-LM: BFCL holds dozens of `get_current_weather`-like definitions that
+    # differ in a word of their description, and the (name, description) a query came with is
+    # not something a request can single out. The first definition of a name stays.
+    tools = {}
+    for t in bfcl["tools"]:
+        name = t["key"].split("\0")[0]
+        tools.setdefault(name, {**t, "name": name, "key": name})
+    queries = [
+        {**q, "relevant": list(dict.fromkeys(r.split("\0")[0] for r in q["relevant"]))}
+        for q in bfcl["queries"] if chinese(q["text"])
+    ]
+    write(out_dir, "BFCL-ZH", list(tools.values()), queries)
 
 
 def main():
