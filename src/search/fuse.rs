@@ -15,6 +15,7 @@
 
 use super::filter::passes;
 use super::index::Store;
+use super::tokenize::is_cjk;
 use super::vector::{Vectors, dot};
 use super::{SearchHit, SearchOptions, Tuning, rank};
 
@@ -24,17 +25,22 @@ pub const MAX_QUERY_SENTENCES: usize = 8;
 
 /// The sentences of a multi-sentence query, to embed beside the whole query; empty for a
 /// single sentence (the whole query's vector says it all). Sentences end at `.`, `!` or `?`
-/// followed by white space, or at a line break; fragments of fewer than two words are
-/// dropped.
+/// followed by white space, at a line break, or at Chinese and Japanese sentence-final
+/// punctuation (`。！？；`, half-width `｡`), which no space follows; fragments of fewer than
+/// two words ([`word_count`]) are dropped.
 pub fn query_sentences(query: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut prev: Option<char> = None;
     for (i, c) in query.char_indices() {
-        let ends = c == '\n' || (c.is_whitespace() && matches!(prev, Some('.' | '!' | '?')));
-        if ends {
+        if c == '\n' || (c.is_whitespace() && matches!(prev, Some('.' | '!' | '?'))) {
             push_sentence(&mut out, &query[start..i]);
             start = i + c.len_utf8();
+        } else if matches!(c, '。' | '｡' | '！' | '？' | '；') {
+            // The mark stays with its sentence, as an ASCII full stop does.
+            let end = i + c.len_utf8();
+            push_sentence(&mut out, &query[start..end]);
+            start = end;
         }
         prev = Some(c);
     }
@@ -54,7 +60,7 @@ pub fn whole_query_vector(sentences: &[&str], vectors: &[Vec<f32>]) -> Vec<f32> 
     let dim = vectors.first().map_or(0, Vec::len);
     let mut sum = vec![0f32; dim];
     for (sentence, v) in sentences.iter().zip(vectors) {
-        let words = sentence.split_whitespace().count().max(1) as f32;
+        let words = word_count(sentence).max(1) as f32;
         sum.iter_mut().zip(v).for_each(|(s, x)| *s += words * x);
     }
     let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -66,9 +72,26 @@ pub fn whole_query_vector(sentences: &[&str], vectors: &[Vec<f32>]) -> Vec<f32> 
 
 fn push_sentence<'a>(out: &mut Vec<&'a str>, piece: &'a str) {
     let piece = piece.trim();
-    if piece.split_whitespace().nth(1).is_some() {
+    if word_count(piece) >= 2 {
         out.push(piece);
     }
+}
+
+/// The words of a sentence: its white-space separated tokens, where Chinese or Japanese
+/// text, written without spaces, counts one word per two characters (roughly a Chinese word's
+/// length, so `你好` is one word like `Hi`, and `查天气` two).
+fn word_count(text: &str) -> usize {
+    text.split_whitespace()
+        .map(|token| {
+            let cjk = token.chars().filter(|&c| is_cjk(c)).count();
+            if cjk == 0 {
+                1
+            } else {
+                let other = token.chars().any(|c| c.is_alphanumeric() && !is_cjk(c));
+                cjk.div_ceil(2) + usize::from(other)
+            }
+        })
+        .sum()
 }
 
 /// Mean and standard deviation of a score over a population, as `z = (x - mean) * scale`.
@@ -269,6 +292,41 @@ mod tests {
         assert!(query_sentences("Hi. What is the weather in Paris?").is_empty());
         let many = "Do it now. ".repeat(20);
         assert_eq!(query_sentences(&many).len(), MAX_QUERY_SENTENCES);
+    }
+
+    #[test]
+    fn chinese_sentences_end_at_full_width_marks_without_a_space() {
+        // BFCL's live_simple: one request, two asks, no space after either mark.
+        assert_eq!(
+            query_sentences(
+                "我想知道上海目前的天气状况，可以帮我查询吗？顺便使用摄氏度来显示温度。"
+            ),
+            [
+                "我想知道上海目前的天气状况，可以帮我查询吗？",
+                "顺便使用摄氏度来显示温度。"
+            ]
+        );
+        assert_eq!(
+            query_sentences("查一下明天北京的天气；再订一张去上海的火车票！"),
+            ["查一下明天北京的天气；", "再订一张去上海的火车票！"]
+        );
+        // `你好` is one word, like `Hi`: what remains is a single sentence.
+        assert!(query_sentences("你好。北京明天的天气怎么样？").is_empty());
+        // A Chinese sentence among English ones counts its own words.
+        assert_eq!(
+            query_sentences("Book a train ticket. 然后查一下上海的天气。"),
+            ["Book a train ticket.", "然后查一下上海的天气。"]
+        );
+    }
+
+    #[test]
+    fn chinese_text_counts_a_word_per_two_characters() {
+        assert_eq!(word_count("查天气"), 2);
+        assert_eq!(word_count("Book 北京 tickets"), 3);
+        assert_eq!(word_count("iPhone价格"), 2);
+        // A sentence's weight in the derived whole-query vector follows the same count.
+        let v = whole_query_vector(&["查一下天气", "订票"], &[vec![1.0, 0.0], vec![0.0, 1.0]]);
+        assert!((v[0] / v[1] - 3.0).abs() < 1e-6, "{v:?}");
     }
 
     #[test]

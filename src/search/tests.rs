@@ -1101,3 +1101,23 @@ fn an_opaque_id_in_a_query_does_not_match_one_letter_name_parts() {
     let idx = index(&[tool("KsuxdqnB", "ids", "An opaque tool name.")]);
     assert_eq!(q(&idx, "KsuxdqnB"), ["KsuxdqnB"]);
 }
+
+/// Request phrasing of a Chinese request ("帮我查一下…") is no evidence for a tool, however
+/// rare it is in the catalog (docs/search-ranking.md, "Search in the user's language").
+#[test]
+fn chinese_request_phrasing_finds_no_tool() {
+    let idx = index(&[
+        tool(
+            "city_weather",
+            "weather",
+            "查询城市的实时天气和未来一周的天气预报",
+        ),
+        tool(
+            "preview_file",
+            "files",
+            "先预览一下文件的内容，再决定是否下载",
+        ),
+    ]);
+    // The file tool's description happens to say 一下; the request only asks for the weather.
+    assert_eq!(q(&idx, "帮我查一下明天的天气"), ["city_weather"]);
+}

@@ -75,7 +75,9 @@ impl Analyzer {
         };
         for run in Runs::new(text) {
             match run {
-                Run::Cjk(s) => cjk_terms(s, &mut |t| emit(t, TermKind::Cjk)),
+                Run::Cjk(s) => without_cjk_stopwords(s, |piece| {
+                    cjk_terms(piece, &mut |t| emit(t, TermKind::Cjk))
+                }),
                 Run::Word(s) => {
                     let mut parts = 0usize;
                     for part in IdentParts::new(s) {
@@ -172,6 +174,45 @@ fn cjk_terms(run: &str, emit: &mut impl FnMut(&str)) {
         } else if count == 1 {
             emit(&run[i..i + c.len_utf8()]);
         }
+    }
+}
+
+/// Request phrasing of Chinese requests ("帮我查一下…", "我想知道…", "请问…"). Like the English
+/// stopwords they say nothing about which tool is wanted, and as character bigrams they would
+/// match whatever text happens to hold them, and pair with the words beside them (`帮我查` →
+/// `我查`). Only phrases: the single characters of request phrasing (`请`, `的`) are also parts
+/// of words tools are described with (`申请`, `请求`, `目的`); cutting them measured within noise
+/// (docs/search-ranking.md, "Search in the user's language").
+#[rustfmt::skip]
+const CJK_STOPWORDS: &[&str] = &[
+    "帮我", "帮忙", "一下", "我想", "我要", "请问", "请帮", "能不能", "可不可以", "告诉我", "给我",
+    "麻烦",
+];
+
+/// Calls `f` with the pieces of a CJK run between its stopwords ([`CJK_STOPWORDS`]; at each
+/// position the longest one that matches is cut).
+fn without_cjk_stopwords(run: &str, mut f: impl FnMut(&str)) {
+    let (mut start, mut i) = (0, 0);
+    while i < run.len() {
+        let rest = &run[i..];
+        match CJK_STOPWORDS
+            .iter()
+            .filter(|w| rest.starts_with(**w))
+            .map(|w| w.len())
+            .max()
+        {
+            Some(len) => {
+                if start < i {
+                    f(&run[start..i]);
+                }
+                i += len;
+                start = i;
+            }
+            None => i += rest.chars().next().map_or(1, char::len_utf8),
+        }
+    }
+    if start < run.len() {
+        f(&run[start..]);
     }
 }
 
@@ -517,6 +558,20 @@ mod tests {
         assert_eq!(t("必应search，天气"), ["必应", "search", "天气"]);
         assert_eq!(t("ファイル"), ["ファ", "ァイ", "イル"]);
         assert_eq!(t("검색"), ["검색"]);
+    }
+
+    #[test]
+    fn cuts_chinese_request_phrasing_out_of_a_run() {
+        // Whole, the run's bigrams would be 帮我 我查 查一 一下 下北 北京 京的 的天 天气.
+        assert_eq!(
+            t("帮我查一下北京的天气"),
+            ["查", "北京", "京的", "的天", "天气"]
+        );
+        assert_eq!(t("请问我想知道明天"), ["知道", "道明", "明天"]);
+        // The longest phrase wins; a run that is only request phrasing leaves nothing.
+        assert!(t("能不能帮我").is_empty());
+        // Single characters of request phrasing stay: they are parts of words (申请, 请求).
+        assert_eq!(t("申请请求"), ["申请", "请请", "请求"]);
     }
 
     #[test]
