@@ -119,7 +119,7 @@ impl Unigram {
         if at != blob.len() {
             return Err(bad("the piece lengths do not add up to the pieces' bytes"));
         }
-        let normalization = read_normalization(&st.raw("normalization", "U32", None)?)
+        let normalization = read_normalization(st.raw("normalization", "U32", None)?)
             .ok_or_else(|| bad("the normalization map is malformed"))?;
         let special: Vec<u32> = st
             .raw("special_ids", "I32", Some(&[5]))?
@@ -134,10 +134,6 @@ impl Unigram {
         };
         Unigram::new(pieces, normalization, specials, &special[4..])
             .ok_or_else(|| bad("a special id is not a piece"))
-    }
-
-    pub fn vocab_size(&self) -> usize {
-        self.scores.len()
     }
 
     pub fn specials(&self) -> Specials {
@@ -361,7 +357,7 @@ mod tests {
     fn reads_the_packaged_file_format() {
         let file = tiny_file();
         let t = Unigram::from_safetensors("sp.safetensors", &file).unwrap();
-        assert_eq!(t.vocab_size(), PIECES.len());
+        assert_eq!(t.scores.len(), PIECES.len());
         assert_eq!(t.encode("ＡREAD a\tfile"), tiny().encode("ＡREAD a\tfile"));
         assert_eq!(
             pieces(&t, "read\ta file\u{7}"),
