@@ -1327,6 +1327,18 @@ mod tests {
             "config.json: hidden_act \"relu\" is not supported (only \"gelu\")"
         );
         let mut files = tiny_files();
+        files.config = files.config.replace("\"bert\"", "\"gpt2\"");
+        assert_eq!(
+            load_err(files),
+            "config.json: model_type \"gpt2\" is not supported (only \"bert\" or \"xlm-roberta\")"
+        );
+        let mut files = tiny_files();
+        files.prompts_config = Some(r#"{"prompts":{"query":3}}"#.into());
+        assert_eq!(
+            load_err(files),
+            "config_sentence_transformers.json: prompts.query 3 is not a string"
+        );
+        let mut files = tiny_files();
         files.config = files
             .config
             .replace("\"hidden_size\":32", "\"hidden_size\":30");
@@ -1355,6 +1367,27 @@ mod tests {
         let mut files = tiny_files();
         files.pooling_config = Some(r#"{"pooling_mode_cls_token":true}"#.into());
         assert!(load_err(files).contains("only mean pooling"));
+    }
+
+    #[test]
+    fn prompts_go_before_queries_and_passages_and_enter_the_identity() {
+        let plain = BertEncoder::from_files(tiny_files(), "w").unwrap();
+        let mut files = tiny_files();
+        files.prompts_config =
+            Some(r#"{"prompts":{"query":"query: ","passage":"passage: "}}"#.into());
+        let prompted = BertEncoder::from_files(files, "w").unwrap();
+        assert_ne!(plain.info().identity, prompted.info().identity);
+        for (role, prefix) in [(Role::Query, "query: "), (Role::Passage, "passage: ")] {
+            // Without prompts both roles are the text alone.
+            assert_eq!(
+                plain.token_ids("read a file", role),
+                plain.token_ids("read a file", Role::Passage)
+            );
+            assert_eq!(
+                prompted.token_ids("read a file", role),
+                plain.token_ids(&format!("{prefix}read a file"), role)
+            );
+        }
     }
 
     #[test]
