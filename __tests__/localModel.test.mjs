@@ -296,6 +296,20 @@ describe('local model: tiny fixture BERT', () => {
     expect((await registry.searchAsync('create an issue'))[0].name).toBe('create_issue')
   })
 
+  it('loads an XLM-R (e5-layout) folder: its prompts per role, its info, the reference vectors', async () => {
+    const tinyE5 = JSON.parse(readFileSync(join(root, 'fixtures', 'tiny-e5', 'expected.json'), 'utf8'))
+    const model = await loadLocalModel({ path: join(root, 'fixtures', 'tiny-e5'), cacheDir: false })
+    expect(model.info).toMatchObject({
+      model: null, languages: 'multilingual', modelType: 'xlm-roberta', weightsDtype: 'Q4_0/Q3',
+      maxTokens: 40, queryPrefix: 'query: ', passagePrefix: 'passage: ',
+    })
+    const texts = tinyE5.cases.map((c) => c.text)
+    const passages = await model.embed(texts)
+    tinyE5.cases.forEach((c, i) => expect(maxDiff(passages[i], c.passage), c.text).toBeLessThanOrEqual(1e-5))
+    // One-sentence requests: embedQuery is the `query: ` vector.
+    for (const c of tinyE5.cases.slice(0, 3)) expect(maxDiff((await model.embedQuery(c.text))[0], c.query), c.text).toBeLessThanOrEqual(1e-5)
+  })
+
   it('rejects bad options and a second embedder', () => {
     const code = (options) => {
       try {

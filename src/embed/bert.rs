@@ -1223,6 +1223,42 @@ mod tests {
     }
 
     #[test]
+    fn tiny_xlm_roberta_matches_the_numpy_reference_on_either_kernel() {
+        // fixtures/tiny-e5: the e5 package's layout (SentencePiece file, 4-bit layers, 4- and
+        // 3-bit token rows, prompts, positions from 2), 40 tokens.
+        let want = expected(&fixture_dir("tiny-e5").join("expected.json"));
+        let cases = want["cases"].as_array().unwrap();
+        assert!(
+            cases
+                .iter()
+                .any(|c| c["passageIds"].as_array().unwrap().len() == 40)
+        );
+        for portable in [false, true] {
+            super::kernels::tests::PORTABLE.set(portable);
+            let model = BertEncoder::from_dir(&fixture_dir("tiny-e5")).unwrap();
+            assert_eq!(model.info().max_tokens, 40);
+            assert_eq!(model.info().weights_dtype, "Q4_0/Q3");
+            let texts: Vec<&str> = cases.iter().map(|c| c["text"].as_str().unwrap()).collect();
+            for (role, key) in [(Role::Query, "query"), (Role::Passage, "passage")] {
+                let vectors = model.embed_parallel(&texts, role);
+                for (case, got) in cases.iter().zip(&vectors) {
+                    let text = case["text"].as_str().unwrap();
+                    let ids: Vec<u32> = case[format!("{key}Ids")]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_u64().unwrap() as u32)
+                        .collect();
+                    assert_eq!(model.token_ids(text, role), ids, "{key}: {text:?}");
+                    let diff = max_diff(got, &floats(&case[key]));
+                    assert!(diff <= 1e-5, "{key}: {text:?}: max |diff| {diff}");
+                }
+            }
+        }
+        super::kernels::tests::PORTABLE.set(false);
+    }
+
+    #[test]
     fn a_text_gets_the_same_vector_alone_in_any_batch_and_from_either_kernel() {
         if !kernels::direct_available() {
             eprintln!("skipped: without the direct kernel matrixmultiply's blocking may vary");
