@@ -659,10 +659,13 @@ export interface ToolRegistryOptions {
    */
   builtinEmbeddings?: boolean
   /**
-   * Hybrid search with a local neural embedder: all-MiniLM-L6-v2 run by toolreg's addon (a BERT
-   * encoder in Rust), from the optional package `@toolreg/model-minilm-l6-v2`
-   * (`npm install @toolreg/model-minilm-l6-v2`, 45 MB), `$TOOLREG_MODEL_DIR`, or `path` (a
-   * folder with config.json, vocab.txt and model.safetensors). No host model, no network.
+   * Hybrid search with a local neural embedder run by toolreg's addon (a BERT encoder in Rust):
+   * all-MiniLM-L6-v2 (English) from the optional package `@toolreg/model-minilm-l6-v2`
+   * (`npm install @toolreg/model-minilm-l6-v2`, 45 MB), or with `model: 'multilingual-e5-small'`
+   * the multilingual model from `@toolreg/model-multilingual-e5-small` (58 MB; requests and tools
+   * in ~100 languages share one vector space); `true` takes MiniLM's package, else e5's if only it
+   * is installed. Or `$TOOLREG_MODEL_DIR` or `path` (a folder with config.json, vocab.txt or
+   * sentencepiece.safetensors, and model.safetensors). No host model, no network.
    * The model is read on the first embedding, on the worker pool; tool vectors are cached on
    * disk by text hash in `cacheDir` (default: the per-user cache folder, e.g. `~/.cache/toolreg`;
    * `false` for none). Throws `TOOLREG_LOCAL_MODEL_MISSING` when no model folder is found. Not
@@ -696,22 +699,41 @@ export interface EmbeddingStats {
   localModel?: { path: string; loaded: boolean } & Partial<LocalModelStats> & Pick<LocalModelStats, 'computed' | 'cached' | 'cacheFile'>
 }
 
+/** The local models with an optional package. */
+export type LocalModelName = 'all-MiniLM-L6-v2' | 'multilingual-e5-small'
+
 export interface LocalModelOptions {
-  /** A model folder (config.json, vocab.txt, model.safetensors); default: `$TOOLREG_MODEL_DIR`, else the optional package. */
+  /**
+   * Which model's package: `'all-MiniLM-L6-v2'` (English; `@toolreg/model-minilm-l6-v2`) or
+   * `'multilingual-e5-small'` (`@toolreg/model-multilingual-e5-small`). Default: `path`, else
+   * `$TOOLREG_MODEL_DIR`, else MiniLM's package, else e5's. Not with `path`.
+   */
+  model?: LocalModelName
+  /** A model folder (config.json, vocab.txt or sentencepiece.safetensors, model.safetensors); default: `$TOOLREG_MODEL_DIR`, else an optional package. */
   path?: string
   /** Where tool vectors are cached; default the per-user cache folder; `false`: no disk cache. */
   cacheDir?: string | false
 }
 
 export interface LocalModelInfo {
+  /** The package's model; null for a folder given by `path` or `$TOOLREG_MODEL_DIR`. */
+  model: LocalModelName | null
+  /** `'multilingual'` for an XLM-R (SentencePiece) model such as multilingual-e5-small, else `'en'`. */
+  languages: 'en' | 'multilingual'
+  /** `'bert'` (WordPiece vocab.txt) or `'xlm-roberta'` (sentencepiece.safetensors). */
+  modelType: 'bert' | 'xlm-roberta'
   /** SHA-256 of the model's files and the encoder's arithmetic version (hex); the disk cache is per identity. */
   identity: string
   dimensions: number
   layers: number
-  /** Tokens per text, [CLS] and [SEP] included; longer texts are truncated. */
+  /** Tokens per text, [CLS] and [SEP] (`<s>`, `</s>`) included; longer texts are truncated (256 for MiniLM, 512 for e5). */
   maxTokens: number
-  weightsDtype: 'F32' | 'F16' | 'BF16'
+  /** The word table's dtype; `'Q4_0/Q3'`: e5's 4-bit and 3-bit rows. */
+  weightsDtype: 'F32' | 'F16' | 'BF16' | 'Q4_0/Q3'
   weightsBytes: number
+  /** Put before requests (`embedQuery`; e5: `'query: '`) and before texts searched (`embed`; e5: `'passage: '`); empty for MiniLM. */
+  queryPrefix: string
+  passagePrefix: string
 }
 
 export interface LocalModelStats {
@@ -738,7 +760,7 @@ export interface LocalModelStats {
 export declare class LocalModel {
   readonly info: LocalModelInfo
   readonly stats: LocalModelStats
-  /** Unit vectors, computed on the worker pool; `{ cache: true }` goes through the disk cache. */
+  /** Unit vectors of texts searched (tools; e5: `passage: `), computed on the worker pool; `{ cache: true }` goes through the disk cache. */
   embed(texts: string[], opts?: { cache?: boolean }): Promise<Float32Array[]>
   /**
    * What the hybrid search embeds for a query: the whole query's vector, then one per sentence
@@ -750,7 +772,7 @@ export declare class LocalModel {
   takeWarnings(): string[]
 }
 
-/** Loads the local model (the optional package, `$TOOLREG_MODEL_DIR` or `path`) on the worker pool. */
+/** Loads the local model (an optional package, `$TOOLREG_MODEL_DIR` or `path`) on the worker pool. */
 export declare function loadLocalModel(options?: LocalModelOptions): Promise<LocalModel>
 
 export interface ToolRegistry {

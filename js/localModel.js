@@ -1,9 +1,10 @@
 'use strict'
 
 /**
- * The local neural embedder: all-MiniLM-L6-v2 run by the addon's Rust BERT encoder, its
- * weights from the optional package `@toolreg/model-minilm-l6-v2` (or any model folder with
- * the same files). Loading and embedding run on the worker pool; tool vectors are cached on
+ * The local neural embedder: all-MiniLM-L6-v2 (English) or multilingual-e5-small run by the
+ * addon's Rust BERT encoder, the weights from their optional packages
+ * `@toolreg/model-minilm-l6-v2` and `@toolreg/model-multilingual-e5-small` (or any model folder
+ * with the same files). Loading and embedding run on the worker pool; tool vectors are cached on
  * disk by text hash, so the next start reads them instead of running the model.
  */
 
@@ -13,21 +14,31 @@ const { defaultCacheDir } = require('./cacheDir')
 const native = require('../binding.js')
 const { ToolregError, fromNative, invalidArgument } = require('./errors')
 
-const MODEL_PACKAGE = '@toolreg/model-minilm-l6-v2'
-const INSTALL_COMMAND = `npm install ${MODEL_PACKAGE}`
-/** What the encoder cannot run without (src/embed/bert.rs). */
-const MODEL_FILES = ['config.json', 'vocab.txt', 'model.safetensors']
+/** The models with a package, by the name `localModel: { model }` takes; the first is the default. */
+const MODELS = {
+  'all-MiniLM-L6-v2': { package: '@toolreg/model-minilm-l6-v2', size: '45 MB' },
+  'multilingual-e5-small': { package: '@toolreg/model-multilingual-e5-small', size: '58 MB' },
+}
+const DEFAULT_MODEL = 'all-MiniLM-L6-v2'
+const MODEL_PACKAGE = MODELS[DEFAULT_MODEL].package
+/**
+ * What the encoder cannot run without (src/embed/bert.rs); the tokenizer is either file:
+ * WordPiece (bert: MiniLM) or SentencePiece (xlm-roberta: e5).
+ */
+const MODEL_FILES = ['config.json', ['vocab.txt', 'sentencepiece.safetensors'], 'model.safetensors']
+const fileNames = (files) => files.map((f) => [f].flat().join(' or ')).join(', ')
 
 function missing(message) {
   return new ToolregError(`toolreg: the local embedding model is missing: ${message}`, 'TOOLREG_LOCAL_MODEL_MISSING')
 }
 
+const installCommand = (model) => `npm install ${MODELS[model].package}`
 
-/** The optional package's model folder, looked up from the app (cwd) and from toolreg itself. */
-function packageModelDir() {
+/** A model's package folder, looked up from the app (cwd) and from toolreg itself. */
+function packageModelDir(model) {
   let entry
   try {
-    entry = require.resolve(MODEL_PACKAGE, { paths: [process.cwd(), __dirname] })
+    entry = require.resolve(MODELS[model].package, { paths: [process.cwd(), __dirname] })
   } catch {
     return null
   }
@@ -35,52 +46,85 @@ function packageModelDir() {
 }
 
 /**
- * Checks a `localModel` option (`true`, or `{ path?, cacheDir? }`) and finds the model folder,
- * without reading the model: `path`, else `$TOOLREG_MODEL_DIR`, else the optional package.
+ * Checks a `localModel` option (`true`, or `{ model?, path?, cacheDir? }`) and finds the model
+ * folder, without reading the model: `path`; else with `model`, that model's package; else
+ * `$TOOLREG_MODEL_DIR`, else the all-MiniLM-L6-v2 package, else the multilingual-e5-small one.
  * Throws `TOOLREG_LOCAL_MODEL_MISSING` (with the install command) when there is none.
- * @returns {{ dir: string, cacheDir: string | null }}
+ * @returns {{ dir: string, cacheDir: string | null, model: string | null }} `model`: the
+ *   package's model, null for a folder given by path or `$TOOLREG_MODEL_DIR`
  */
 function resolveLocalModel(option, field = 'localModel') {
   if (option !== true && (option === null || typeof option !== 'object' || Array.isArray(option))) {
-    throw invalidArgument(field, `expected true or { path?: string, cacheDir?: string | false }, got ${option === null ? 'null' : typeof option}`)
+    throw invalidArgument(field, `expected true or { model?: string, path?: string, cacheDir?: string | false }, got ${option === null ? 'null' : typeof option}`)
   }
   const opts = option === true ? {} : option
   for (const key of Object.keys(opts)) {
-    if (key !== 'path' && key !== 'cacheDir') throw invalidArgument(`${field}.${key}`, 'unknown option (expected path or cacheDir)')
+    if (key !== 'model' && key !== 'path' && key !== 'cacheDir') throw invalidArgument(`${field}.${key}`, 'unknown option (expected model, path or cacheDir)')
+  }
+  if (opts.model !== undefined && !Object.hasOwn(MODELS, opts.model)) {
+    throw invalidArgument(`${field}.model`, `expected one of ${Object.keys(MODELS).map((m) => `'${m}'`).join(', ')}, got ${JSON.stringify(opts.model)}`)
   }
   if (opts.path !== undefined && (typeof opts.path !== 'string' || opts.path === '')) {
     throw invalidArgument(`${field}.path`, 'expected the path of a model folder')
   }
+  if (opts.path !== undefined && opts.model !== undefined) {
+    throw invalidArgument(field, 'give model (a package) or path (a folder), not both')
+  }
   if (opts.cacheDir !== undefined && opts.cacheDir !== false && (typeof opts.cacheDir !== 'string' || opts.cacheDir === '')) {
     throw invalidArgument(`${field}.cacheDir`, 'expected a folder path, or false for no disk cache')
   }
-  let dir = opts.path ?? process.env.TOOLREG_MODEL_DIR ?? packageModelDir()
+  let dir = opts.path ?? null
+  let model = null
+  let source = 'localModel.path'
+  if (dir === null && opts.model === undefined && process.env.TOOLREG_MODEL_DIR) {
+    dir = process.env.TOOLREG_MODEL_DIR
+    source = 'TOOLREG_MODEL_DIR'
+  }
+  if (dir === null) {
+    // The default: the English model's package, else the multilingual one's if only it is installed.
+    for (const name of opts.model !== undefined ? [opts.model] : Object.keys(MODELS)) {
+      dir = packageModelDir(name)
+      if (dir) {
+        model = name
+        source = MODELS[name].package
+        break
+      }
+    }
+  }
+  const wanted = opts.model ?? DEFAULT_MODEL
   if (!dir) {
-    throw missing(`the optional package ${MODEL_PACKAGE} is not installed. Install it with \`${INSTALL_COMMAND}\` (45 MB), or pass localModel: { path } to a model folder.`)
+    const other = opts.model === undefined ? ` (or \`${installCommand('multilingual-e5-small')}\` for requests in other languages, ${MODELS['multilingual-e5-small'].size})` : ''
+    throw missing(`the optional package ${MODELS[wanted].package} is not installed. Install it with \`${installCommand(wanted)}\` (${MODELS[wanted].size})${other}, or pass localModel: { path } to a model folder.`)
   }
   // Inside an Electron app's asar archive the addon cannot read files: the model folder must be
   // unpacked (electron-builder: asarUnpack), and is read from its `.asar.unpacked` twin.
   dir = resolve(dir).replace(/\.asar([\\/])/, '.asar.unpacked$1')
-  const absent = MODEL_FILES.filter((file) => !existsSync(join(dir, file)))
+  const absent = MODEL_FILES.filter((file) => ![file].flat().some((f) => existsSync(join(dir, f))))
   if (absent.length > 0) {
-    const source = opts.path !== undefined ? 'localModel.path' : process.env.TOOLREG_MODEL_DIR ? 'TOOLREG_MODEL_DIR' : MODEL_PACKAGE
-    throw missing(`${dir} (from ${source}) has no ${absent.join(', ')}. A model folder holds ${MODEL_FILES.join(', ')}; reinstall with \`${INSTALL_COMMAND}\`.`)
+    throw missing(`${dir} (from ${source}) has no ${fileNames(absent)}. A model folder holds ${fileNames(MODEL_FILES)}; reinstall with \`${installCommand(model ?? wanted)}\`.`)
   }
   const cacheDir = opts.cacheDir === false ? null : opts.cacheDir !== undefined ? resolve(opts.cacheDir) : defaultCacheDir()
-  return { dir, cacheDir }
+  return { dir, cacheDir, model }
 }
 
 /** A loaded local model. */
 class LocalModel {
   #native
+  #model
 
-  constructor(nativeModel) {
+  constructor(nativeModel, model = null) {
     this.#native = nativeModel
+    this.#model = model
   }
 
-  /** `{ identity, dimensions, layers, maxTokens, weightsDtype, weightsBytes }` */
+  /**
+   * `{ model, languages, modelType, identity, dimensions, layers, maxTokens, weightsDtype,
+   * weightsBytes, queryPrefix, passagePrefix }`; `model` is the package's model name (null for a
+   * folder given by path), `languages` 'multilingual' for a SentencePiece (XLM-R) model, else 'en'.
+   */
   get info() {
-    return this.#native.info
+    const info = this.#native.info
+    return { model: this.#model, languages: info.modelType === 'xlm-roberta' ? 'multilingual' : 'en', ...info }
   }
 
   /**
@@ -93,8 +137,9 @@ class LocalModel {
   }
 
   /**
-   * Unit vectors of `texts`, computed on the worker pool. With `{ cache: true }` the disk cache
-   * is used (for texts that recur, such as tool descriptions; not for one-off queries).
+   * Unit vectors of `texts` as texts searched (tools, documents: e5's `passage: ` prefix),
+   * computed on the worker pool. With `{ cache: true }` the disk cache is used (for texts that
+   * recur, such as tool descriptions; not for one-off queries).
    * @param {string[]} texts
    * @param {{ cache?: boolean }} [opts]
    * @returns {Promise<Float32Array[]>}
@@ -112,8 +157,9 @@ class LocalModel {
 
   /**
    * What the hybrid search embeds for `query`: the whole query's vector, then one per sentence
-   * of a multi-sentence request. The model reads the sentences only, and the whole query's
-   * vector is their mean weighted by word count, so each token runs through it once.
+   * of a multi-sentence request (as requests: e5's `query: ` prefix). The model reads the
+   * sentences only, and the whole query's vector is their mean weighted by word count, so each
+   * token runs through it once.
    * @param {string} query
    * @returns {Promise<Float32Array[]>}
    */
@@ -133,9 +179,9 @@ class LocalModel {
 }
 
 /** Loads a resolved model folder on the worker pool. */
-async function loadResolved({ dir, cacheDir }) {
+async function loadResolved({ dir, cacheDir, model }) {
   try {
-    return new LocalModel(await native.loadLocalModel(dir, cacheDir ?? undefined))
+    return new LocalModel(await native.loadLocalModel(dir, cacheDir ?? undefined), model)
   } catch (error) {
     throw fromNative(error)
   }
@@ -143,10 +189,10 @@ async function loadResolved({ dir, cacheDir }) {
 
 /**
  * Loads the local model for use outside a registry.
- * @param {{ path?: string, cacheDir?: string | false }} [options]
+ * @param {{ model?: 'all-MiniLM-L6-v2' | 'multilingual-e5-small', path?: string, cacheDir?: string | false }} [options]
  */
 async function loadLocalModel(options = {}) {
   return loadResolved(resolveLocalModel(options, 'options'))
 }
 
-module.exports = { LocalModel, loadLocalModel, loadResolved, resolveLocalModel, defaultCacheDir, MODEL_PACKAGE }
+module.exports = { LocalModel, loadLocalModel, loadResolved, resolveLocalModel, defaultCacheDir, MODEL_PACKAGE, MODELS }

@@ -57,6 +57,19 @@ void embedLocally
 // @ts-expect-error cacheDir is a folder or false
 const badLocal: ToolRegistryOptions = { localModel: { cacheDir: true } }
 void badLocal
+// The multilingual model's package by name; its info says what it is.
+const multilingual = new ToolRegistry({ localModel: { model: 'multilingual-e5-small' } })
+void multilingual
+async function multilingualInfo(): Promise<string> {
+  const model = await loadLocalModel({ model: 'multilingual-e5-small', cacheDir: false })
+  const languages: 'en' | 'multilingual' = model.info.languages
+  const name: 'all-MiniLM-L6-v2' | 'multilingual-e5-small' | null = model.info.model
+  return `${languages} ${name} ${model.info.queryPrefix}${model.info.passagePrefix}`
+}
+void multilingualInfo
+// @ts-expect-error only the models with a package have a name
+const unknownModel: ToolRegistryOptions = { localModel: { model: 'bge-small' } }
+void unknownModel
 
 // A jsonSchema() tool on a registry of its own, with a request-scoped builder.
 const local = new ToolRegistry({ logger: { warn: (message) => console.warn(message) }, builtinEmbeddings: true })

@@ -25,11 +25,16 @@ pub struct NativeLocalModelInfo {
     pub identity: String,
     pub dimensions: u32,
     pub layers: u32,
-    /// Tokens per text, [CLS] and [SEP] included; longer texts are truncated.
+    /// Tokens per text, [CLS] and [SEP] (`<s>`, `</s>`) included; longer texts are truncated.
     pub max_tokens: u32,
-    /// `F32`, `F16` or `BF16`, as stored in the weights file.
+    /// `F32`, `F16` or `BF16`, as stored in the weights file; `Q4_0/Q3` for a quantised one.
     pub weights_dtype: String,
     pub weights_bytes: f64,
+    /// `bert` (WordPiece: all-MiniLM-L6-v2) or `xlm-roberta` (SentencePiece: multilingual-e5-small).
+    pub model_type: String,
+    /// Put before requests (e5: `query: `) and before the texts searched (e5: `passage: `).
+    pub query_prefix: String,
+    pub passage_prefix: String,
 }
 
 #[napi(object)]
@@ -66,6 +71,9 @@ impl NativeLocalModel {
             max_tokens: info.max_tokens as u32,
             weights_dtype: info.weights_dtype.to_owned(),
             weights_bytes: info.weights_bytes as f64,
+            model_type: info.model_type.to_owned(),
+            query_prefix: info.query_prefix.clone(),
+            passage_prefix: info.passage_prefix.clone(),
         }
     }
 
@@ -169,8 +177,8 @@ fn load_error(e: LoadError) -> ToolregError {
     }
 }
 
-/// Loads the model folder `dir` (config.json, vocab.txt, model.safetensors) on the worker
-/// pool; with `cacheDir`, tool vectors are cached on disk there.
+/// Loads the model folder `dir` (config.json, vocab.txt or sentencepiece.safetensors,
+/// model.safetensors) on the worker pool; with `cacheDir`, tool vectors are cached on disk there.
 #[napi(
     js_name = "loadLocalModel",
     ts_return_type = "Promise<NativeLocalModel>"

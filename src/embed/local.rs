@@ -6,14 +6,15 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::SystemTime;
 
 use super::bert::{
-    BertEncoder, CONFIG_FILE, LoadError, ModelFiles, ModelInfo, VOCAB_FILE, WEIGHTS_FILE,
+    BertEncoder, CONFIG_FILE, LoadError, ModelFiles, ModelInfo, Role, SENTENCEPIECE_FILE,
+    VOCAB_FILE, WEIGHTS_FILE,
 };
 use super::cache::{CacheStats, VectorCache};
 use crate::search::{query_sentences, whole_query_vector};
 
 /// A model folder as loaded: its canonical path and each model file's size and modification
-/// time (a rebuilt package is a new key).
-type FolderKey = (PathBuf, Vec<(u64, Option<SystemTime>)>);
+/// time, `None` for a file the folder does not have (a rebuilt package is a new key).
+type FolderKey = (PathBuf, Vec<Option<(u64, Option<SystemTime>)>>);
 
 /// Encoders alive in this process: registries (and `loadLocalModel` calls) on the same model
 /// folder share its weights (~45 MB) instead of loading them again. Each keeps its own cache
@@ -22,11 +23,14 @@ static LOADED: Mutex<Vec<(FolderKey, Weak<BertEncoder>)>> = Mutex::new(Vec::new(
 
 fn folder_key(dir: &Path) -> Option<FolderKey> {
     let dir = std::fs::canonicalize(dir).ok()?;
-    let files = [CONFIG_FILE, VOCAB_FILE, WEIGHTS_FILE]
+    // The tokenizer is one of vocab.txt (MiniLM) and sentencepiece.safetensors (e5).
+    let files = [CONFIG_FILE, VOCAB_FILE, SENTENCEPIECE_FILE, WEIGHTS_FILE]
         .iter()
-        .map(|f| std::fs::metadata(dir.join(f)).map(|m| (m.len(), m.modified().ok())))
-        .collect::<Result<_, _>>()
-        .ok()?;
+        .map(|f| {
+            let meta = std::fs::metadata(dir.join(f)).ok();
+            meta.map(|m| (m.len(), m.modified().ok()))
+        })
+        .collect();
     Some((dir, files))
 }
 
@@ -61,7 +65,7 @@ pub struct LocalModel {
     dir: PathBuf,
     info: ModelInfo,
     /// Built on the first vector that is not in the cache: a start whose tool vectors are all
-    /// cached reads no tensor (about 0.2 s and 45 MB saved until the first query).
+    /// cached reads no tensor (for MiniLM about 0.2 s and 45 MB saved until the first query).
     encoder: Mutex<Option<Arc<BertEncoder>>>,
     /// Shared by the worker-pool tasks of every embed call (a lookup pass, then an append).
     cache: Option<Mutex<VectorCache>>,
@@ -144,7 +148,8 @@ impl LocalModel {
         Ok(encoder)
     }
 
-    /// One unit vector per text. With `use_cache` (tool texts; queries are too many and too
+    /// One unit vector per text, embedded as texts searched ([`Role::Passage`]: e5's
+    /// `passage: ` prefix). With `use_cache` (tool texts; queries are too many and too
     /// varied to keep), vectors come from the disk cache when it has them and the rest are
     /// computed, then appended to it.
     /// Fails only when the encoder cannot be built (its files changed or vanished since
@@ -152,7 +157,7 @@ impl LocalModel {
     pub fn embed(&self, texts: &[String], use_cache: bool) -> Result<Vec<Vec<f32>>, LoadError> {
         let cache = self.cache.as_ref().filter(|_| use_cache);
         let Some(cache) = cache else {
-            return self.compute(texts.iter().map(String::as_str).collect());
+            return self.compute(texts.iter().map(String::as_str).collect(), Role::Passage);
         };
         let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
         let mut misses = Vec::new();
@@ -171,7 +176,8 @@ impl LocalModel {
             .fetch_add(texts.len() - misses.len(), Ordering::Relaxed);
         if !misses.is_empty() {
             // Computed without holding the lock: other batches may read the cache meanwhile.
-            let vectors = self.compute(misses.iter().map(|&(i, _)| texts[i].as_str()).collect())?;
+            let texts = misses.iter().map(|&(i, _)| texts[i].as_str()).collect();
+            let vectors = self.compute(texts, Role::Passage)?;
             let mut entries = Vec::with_capacity(misses.len());
             for ((i, key), vector) in misses.into_iter().zip(vectors) {
                 entries.push((key, vector.clone()));
@@ -187,21 +193,22 @@ impl LocalModel {
     /// A search query's vectors for the hybrid search: the whole query's, then one per
     /// sentence of its [`query_sentences`]. With sentences the encoder reads only them, and the
     /// whole query's vector is derived from theirs ([`whole_query_vector`]): each token passes
-    /// through the model once instead of twice, which halves a long request's time.
+    /// through the model once instead of twice, which halves a long request's time. Embedded
+    /// as requests ([`Role::Query`]: e5's `query: ` prefix before the query and each sentence).
     pub fn embed_query(&self, query: &str) -> Result<Vec<Vec<f32>>, LoadError> {
         let sentences = query_sentences(query);
         if sentences.is_empty() {
-            return self.compute(vec![query]);
+            return self.compute(vec![query], Role::Query);
         }
-        let vectors = self.compute(sentences.clone())?;
+        let vectors = self.compute(sentences.clone(), Role::Query)?;
         let whole = whole_query_vector(&sentences, &vectors);
         Ok(std::iter::once(whole).chain(vectors).collect())
     }
 
-    fn compute(&self, texts: Vec<&str>) -> Result<Vec<Vec<f32>>, LoadError> {
+    fn compute(&self, texts: Vec<&str>, role: Role) -> Result<Vec<Vec<f32>>, LoadError> {
         let encoder = self.encoder()?;
         self.computed.fetch_add(texts.len(), Ordering::Relaxed);
-        Ok(encoder.embed_parallel(&texts))
+        Ok(encoder.embed_parallel(&texts, role))
     }
 
     /// Never waits for the cache: the stats are read on the JS thread, and a worker may hold

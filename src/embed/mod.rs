@@ -1,5 +1,6 @@
 //! Embeddings for hybrid search without a host embedding model: the built-in static table
-//! (this file) and the optional local neural model (`bert`: a BERT encoder run in Rust,
+//! (this file) and the optional local neural model (`bert`: a BERT encoder run in Rust, with
+//! the tokenizers `wordpiece` and `sentencepiece` and the low-bit weights of `quant`;
 //! `cache`: its vectors on disk, `local`: the two together).
 //!
 //! Built-in static embeddings:
@@ -14,7 +15,9 @@ pub mod bert;
 pub mod cache;
 mod kernels;
 pub mod local;
+mod quant;
 mod safetensors;
+mod sentencepiece;
 mod wordpiece;
 
 use std::path::Path;

@@ -198,6 +198,31 @@ impl<'a> SafeTensors<'a> {
         ))
     }
 
+    /// The stored bytes of tensor `name`, checked to be of `dtype` (as the file names it: `U8`,
+    /// `I32`, ...) and, when given, `shape`: for data that is not plain floats (quantised
+    /// blocks, a tokenizer's pieces), which its reader decodes.
+    pub fn raw(
+        &self,
+        name: &str,
+        dtype: &str,
+        shape: Option<&[usize]>,
+    ) -> Result<&'a [u8], String> {
+        let (name, entry) = self.entry(name)?;
+        if entry.dtype_name != dtype {
+            return Err(format!(
+                "{}: tensor {name:?} has dtype {}, expected {dtype}",
+                self.file, entry.dtype_name
+            ));
+        }
+        if let Some(shape) = shape.filter(|s| *s != entry.shape) {
+            return Err(format!(
+                "{}: tensor {name:?} has shape {:?}, expected {shape:?}",
+                self.file, entry.shape
+            ));
+        }
+        Ok(&self.bytes[self.data_start + entry.begin..self.data_start + entry.end])
+    }
+
     /// The shape of tensor `name`, if the file has it.
     pub fn shape(&self, name: &str) -> Option<&[usize]> {
         self.entry(name).ok().map(|(_, e)| e.shape.as_slice())
@@ -244,6 +269,37 @@ pub fn f16_to_f32(h: u16) -> f32 {
     f32::from_bits(bits)
 }
 
+/// Single → half precision, rounding to nearest even (overflow to infinity, underflow through
+/// the subnormals to zero), as numpy's `astype(float16)`.
+pub fn f32_to_f16(value: f32) -> u16 {
+    let x = value.to_bits();
+    let sign = ((x >> 16) & 0x8000) as u16;
+    let exp = ((x >> 23) & 0xff) as i32;
+    let mant = x & 0x7f_ffff;
+    if exp == 0xff {
+        return sign | 0x7c00 | if mant != 0 { 0x200 } else { 0 };
+    }
+    let e = exp - 127 + 15;
+    if e >= 0x1f {
+        return sign | 0x7c00;
+    }
+    let round = |half: u32, rest: u32, mid: u32| {
+        half + u32::from(rest > mid || (rest == mid && half & 1 == 1))
+    };
+    if e <= 0 {
+        if e < -10 {
+            return sign;
+        }
+        // Subnormal: the mantissa with its implicit 1, shifted into place.
+        let m = mant | 0x80_0000;
+        let shift = (14 - e) as u32;
+        let half = round(m >> shift, m & ((1 << shift) - 1), 1 << (shift - 1));
+        return sign | half as u16;
+    }
+    // A carry out of the mantissa rounds into the exponent, which is the correct result.
+    sign | round(((e as u32) << 10) | (mant >> 13), mant & 0x1fff, 0x1000) as u16
+}
+
 fn sign_of(h: u16) -> f32 {
     if h & 0x8000 != 0 { -1.0 } else { 1.0 }
 }
@@ -272,6 +328,22 @@ mod tests {
         assert_eq!(f16_to_f32(0x7c00), f32::INFINITY);
         assert!(f16_to_f32(0x7e00).is_nan());
         assert_eq!(f16_to_f32(0x3555), 0.333_251_95);
+    }
+
+    #[test]
+    fn f32_to_f16_rounds_to_nearest_even_and_round_trips_every_half() {
+        for h in 0..=u16::MAX {
+            let v = f16_to_f32(h);
+            if !v.is_nan() {
+                assert_eq!(f32_to_f16(v), h, "{h:#06x}");
+            }
+        }
+        // Halfway between 1 and the next half (1 + 2^-10): to the even one, 1.
+        assert_eq!(f32_to_f16(1.0 + 2f32.powi(-11)), 0x3c00);
+        assert_eq!(f32_to_f16(1.0 + 3.0 * 2f32.powi(-11)), 0x3c02);
+        assert_eq!(f32_to_f16(1e6), 0x7c00);
+        assert_eq!(f32_to_f16(1e-9), 0);
+        assert_eq!(f32_to_f16(f32::NAN) & 0x7e00, 0x7e00);
     }
 
     #[test]
@@ -319,5 +391,22 @@ mod tests {
         assert!(bad(file(odd, &[0; 8])).contains("do not hold 4 F16 values"));
         let unknown = r#"{"a":{"dtype":"Q4","shape":[4],"data_offsets":[0,4]}}"#;
         assert!(bad(file(unknown, &[0; 8])).contains("unknown dtype Q4"));
+    }
+
+    #[test]
+    fn raw_bytes_are_checked_for_dtype_and_shape() {
+        let header = r#"{"q":{"dtype":"U8","shape":[2,2],"data_offsets":[0,4]},"f":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}"#;
+        let bytes = file(header, &[1, 2, 3, 4, 0, 0, 128, 63]);
+        let st = SafeTensors::parse("m.safetensors", &bytes).unwrap();
+        assert_eq!(st.raw("q", "U8", Some(&[2, 2])).unwrap(), &[1, 2, 3, 4]);
+        assert_eq!(st.raw("q", "U8", None).unwrap().len(), 4);
+        assert_eq!(
+            st.raw("q", "U8", Some(&[4])).err().unwrap(),
+            "m.safetensors: tensor \"q\" has shape [2, 2], expected [4]"
+        );
+        assert_eq!(
+            st.raw("f", "U8", None).err().unwrap(),
+            "m.safetensors: tensor \"f\" has dtype F32, expected U8"
+        );
     }
 }
