@@ -693,6 +693,11 @@ export interface EmbeddingStats {
   /** Vector length (0 before the first vector). */
   dimensions: number
   /**
+   * Requests ranked by words alone because the embedder is English (the built-in table, an
+   * English local model) and the request is mostly in another script.
+   */
+  wordsOnlyRequests: number
+  /**
    * With `localModel`: the model folder, whether its files have been read (on the first
    * embedding), and its counters.
    */
@@ -706,9 +711,15 @@ export interface LocalModelOptions {
   /**
    * Which model's package: `'all-MiniLM-L6-v2'` (English; `@toolreg/model-minilm-l6-v2`) or
    * `'multilingual-e5-small'` (`@toolreg/model-multilingual-e5-small`). Default: `path`, else
-   * `$TOOLREG_MODEL_DIR`, else MiniLM's package, else e5's. Not with `path`.
+   * `$TOOLREG_MODEL_DIR`, else an installed package chosen by `languages`. Not with `path`.
    */
   model?: LocalModelName
+  /**
+   * The users' languages (`['zh', 'en']`), to choose between the installed packages when `model`
+   * is not given: all English → MiniLM, any other → multilingual-e5-small (each when it is the
+   * only one installed). Default: the language of the process's locale.
+   */
+  languages?: string[]
   /** A model folder (config.json, vocab.txt or sentencepiece.safetensors, model.safetensors); default: `$TOOLREG_MODEL_DIR`, else an optional package. */
   path?: string
   /** Where tool vectors are cached; default the per-user cache folder; `false`: no disk cache. */

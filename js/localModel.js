@@ -13,6 +13,7 @@ const { join, resolve } = require('node:path')
 const { defaultCacheDir } = require('./cacheDir')
 const native = require('../binding.js')
 const { ToolregError, fromNative, invalidArgument } = require('./errors')
+const { userLanguage } = require('./language')
 
 /** The models with a package, by the name `localModel: { model }` takes; the first is the default. */
 const MODELS = {
@@ -46,20 +47,25 @@ function packageModelDir(model) {
 }
 
 /**
- * Checks a `localModel` option (`true`, or `{ model?, path?, cacheDir? }`) and finds the model
- * folder, without reading the model: `path`; else with `model`, that model's package; else
- * `$TOOLREG_MODEL_DIR`, else the all-MiniLM-L6-v2 package, else the multilingual-e5-small one.
+ * Checks a `localModel` option (`true`, or `{ model?, path?, languages?, cacheDir? }`) and finds
+ * the model folder, without reading the model: `path`; else with `model`, that model's package;
+ * else `$TOOLREG_MODEL_DIR`; else an installed package, chosen by `languages` (default: the
+ * user's, from the locale): the all-MiniLM-L6-v2 one when they are all English, the
+ * multilingual-e5-small one when one is not (each model when it is the only one installed).
  * Throws `TOOLREG_LOCAL_MODEL_MISSING` (with the install command) when there is none.
  * @returns {{ dir: string, cacheDir: string | null, model: string | null }} `model`: the
  *   package's model, null for a folder given by path or `$TOOLREG_MODEL_DIR`
  */
 function resolveLocalModel(option, field = 'localModel') {
   if (option !== true && (option === null || typeof option !== 'object' || Array.isArray(option))) {
-    throw invalidArgument(field, `expected true or { model?: string, path?: string, cacheDir?: string | false }, got ${option === null ? 'null' : typeof option}`)
+    throw invalidArgument(field, `expected true or { model?: string, path?: string, languages?: string[], cacheDir?: string | false }, got ${option === null ? 'null' : typeof option}`)
   }
   const opts = option === true ? {} : option
   for (const key of Object.keys(opts)) {
-    if (key !== 'model' && key !== 'path' && key !== 'cacheDir') throw invalidArgument(`${field}.${key}`, 'unknown option (expected model, path or cacheDir)')
+    if (!['model', 'path', 'languages', 'cacheDir'].includes(key)) throw invalidArgument(`${field}.${key}`, 'unknown option (expected model, path, languages or cacheDir)')
+  }
+  if (opts.languages !== undefined && (!Array.isArray(opts.languages) || opts.languages.length === 0 || opts.languages.some((l) => typeof l !== 'string' || !/^[A-Za-z]{2,3}(-|$)/.test(l)))) {
+    throw invalidArgument(`${field}.languages`, `expected the users' languages as codes such as ['zh', 'en'], got ${JSON.stringify(opts.languages)}`)
   }
   if (opts.model !== undefined && !Object.hasOwn(MODELS, opts.model)) {
     throw invalidArgument(`${field}.model`, `expected one of ${Object.keys(MODELS).map((m) => `'${m}'`).join(', ')}, got ${JSON.stringify(opts.model)}`)
@@ -80,9 +86,12 @@ function resolveLocalModel(option, field = 'localModel') {
     dir = process.env.TOOLREG_MODEL_DIR
     source = 'TOOLREG_MODEL_DIR'
   }
+  // English users get the English model (better on English: docs/search-ranking.md), anyone
+  // else the multilingual one; either, when it is the only one installed.
+  const languages = (opts.languages ?? [userLanguage()]).map((l) => l.split('-')[0].toLowerCase())
+  const order = opts.model !== undefined ? [opts.model] : languages.every((l) => l === 'en') ? Object.keys(MODELS) : Object.keys(MODELS).reverse()
   if (dir === null) {
-    // The default: the English model's package, else the multilingual one's if only it is installed.
-    for (const name of opts.model !== undefined ? [opts.model] : Object.keys(MODELS)) {
+    for (const name of order) {
       dir = packageModelDir(name)
       if (dir) {
         model = name
@@ -91,9 +100,9 @@ function resolveLocalModel(option, field = 'localModel') {
       }
     }
   }
-  const wanted = opts.model ?? DEFAULT_MODEL
+  const wanted = order[0]
   if (!dir) {
-    const other = opts.model === undefined ? ` (or \`${installCommand('multilingual-e5-small')}\` for requests in other languages, ${MODELS['multilingual-e5-small'].size})` : ''
+    const other = opts.model === undefined ? ` (or \`${installCommand(order[1])}\`, ${MODELS[order[1]].size}, ${order[1] === DEFAULT_MODEL ? 'better on English requests' : 'for requests in other languages'})` : ''
     throw missing(`the optional package ${MODELS[wanted].package} is not installed. Install it with \`${installCommand(wanted)}\` (${MODELS[wanted].size})${other}, or pass localModel: { path } to a model folder.`)
   }
   // Inside an Electron app's asar archive the addon cannot read files: the model folder must be

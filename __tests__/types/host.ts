@@ -67,6 +67,14 @@ async function multilingualInfo(): Promise<string> {
   return `${languages} ${name} ${model.info.queryPrefix}${model.info.passagePrefix}`
 }
 void multilingualInfo
+// The users' languages choose between the installed packages; requests the English embedders
+// cannot read are counted.
+const byLanguage = new ToolRegistry({ localModel: { languages: ['zh', 'en'] } })
+const wordsOnly: number = byLanguage.embeddingStats.wordsOnlyRequests
+void wordsOnly
+// @ts-expect-error languages is a list of codes
+const badLanguages: ToolRegistryOptions = { localModel: { languages: 'zh' } }
+void badLanguages
 // @ts-expect-error only the models with a package have a name
 const unknownModel: ToolRegistryOptions = { localModel: { model: 'bge-small' } }
 void unknownModel
