@@ -682,6 +682,15 @@ export interface ToolRegistryOptions {
   rerank?: (query: string, candidates: Array<{ name: string; text: string }>) => Promise<number[]>
   /** How many first-stage hits the reranker scores per query (default 20, at most 1000). */
   rerankTopK?: number
+  /**
+   * The bilingual dictionary word search glosses Chinese requests with, so tools described only
+   * in English are found: `true` (the default) uses the optional package `@toolreg/dict-zh-en`
+   * when it is installed; a path names a `term<TAB>english words` file; `false`, none. Read on
+   * the worker pool at the first request holding Chinese characters (the synchronous `search`
+   * does not wait for it: it glosses from the next search on). A file that fails to load is
+   * warned about once; search goes on without glosses.
+   */
+  dictionary?: boolean | string
 }
 
 export interface EmbeddingStats {

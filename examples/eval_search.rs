@@ -12,6 +12,7 @@
 //! override the grid), `--layout natural|one|per-tool` (any mode), `--sets A,B`.
 //! `--zh` (any mode): the Chinese and cross-language sets of `scripts/fetch_zh.py`
 //! (`target/zh/*.json`, `$TOOLREG_ZH`) instead of the English ones; R@1, R@5 and Hit@5.
+//! `$TOOLREG_BRIDGE=FILE` (any mode): word queries glossed with that bilingual dictionary.
 //! Held-out sets: `python3 scripts/fetch_heldout.py` writes `target/heldout/*.json`
 //! (`$TOOLREG_HELDOUT` to read them elsewhere); a missing one is skipped.
 //! Data: `$TOOLREG_DATA`, else `shared/data` next to the crate (absent → "data not found,
@@ -38,6 +39,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 use toolreg::registry::{Defer, EntrySpec, Registry};
+use toolreg::search::bridge::LanguageBridge;
 use toolreg::search::{
     PhraseIdf, SearchDoc, SearchHit, SearchIndex, SearchOptions, Tuning, embedding_text,
     query_sentences, tokenize, whole_query_vector,
@@ -481,6 +483,24 @@ impl Layout {
 // ---------------------------------------------------------------------------------------------
 // Systems
 
+/// The bilingual dictionary every index glosses word queries with: `$TOOLREG_BRIDGE` (a
+/// `term<TAB>glosses` file such as the `@toolreg/dict-zh-en` package's), else none.
+fn language_bridge() -> Option<std::sync::Arc<LanguageBridge>> {
+    static BRIDGE: std::sync::OnceLock<Option<std::sync::Arc<LanguageBridge>>> =
+        std::sync::OnceLock::new();
+    BRIDGE
+        .get_or_init(|| {
+            let path = std::env::var("TOOLREG_BRIDGE").ok()?;
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("TOOLREG_BRIDGE={path}: {e}"));
+            let bridge = LanguageBridge::parse(&text)
+                .unwrap_or_else(|e| panic!("TOOLREG_BRIDGE={path}: {e}"));
+            eprintln!("word queries glossed with {path} ({} terms)", bridge.len());
+            Some(std::sync::Arc::new(bridge))
+        })
+        .clone()
+}
+
 trait Retriever {
     fn top(&self, query: &str, k: usize) -> Vec<usize>;
 }
@@ -493,6 +513,7 @@ struct Ours {
 impl Ours {
     fn build(tools: &[Tool], tuning: Tuning) -> Self {
         let mut index = SearchIndex::with_tuning(tuning);
+        index.set_language_bridge(language_bridge());
         for t in tools {
             index.upsert(&SearchDoc {
                 name: &t.name,
@@ -1544,6 +1565,7 @@ fn parse_tuning_on(mut t: Tuning, spec: &str) -> Tuning {
                 }
             }
             "surface" => t.surface_weight = x,
+            "gloss" => t.gloss_weight = x,
             "surfaceh" => t.hybrid_surface_weight = x,
             "splitletters" => t.drop_split_letters = x != 0.0,
             "prefix" => t.prefix_weight = x,

@@ -6,6 +6,7 @@ const { jsonSchemaOf, isThenable } = require('./schema')
 const { installBuiltinEmbeddings } = require('./native')
 const { loadResolved, resolveLocalModel } = require('./localModel')
 const { readableInEnglish } = require('./language')
+const { loadDictionary, needsDictionary, resolveDictionary } = require('./dictionary')
 
 const DEFER_VALUES = ['never', 'always', 'auto']
 
@@ -186,6 +187,10 @@ class ToolRegistry {
   /** The host's reranker over the first stage's top `#rerankTopK`, or null. */
   #rerank = null
   #rerankTopK = DEFAULT_RERANK_TOP_K
+  /** The bilingual dictionary's file (null: none), and whether the native index has it yet. */
+  #dictionary = null
+  #dictionaryInstalled = false
+  #dictionaryWarned = false
 
   /**
    * @param {{
@@ -195,6 +200,7 @@ class ToolRegistry {
    *   embedBatchSize?: number,
    *   builtinEmbeddings?: boolean,
    *   localModel?: boolean | { path?: string, cacheDir?: string | false },
+   *   dictionary?: boolean | string,
    * }} [options]
    */
   constructor(options = {}) {
@@ -255,6 +261,24 @@ class ToolRegistry {
     }
     this.#rerank = rerank ?? null
     if (rerankTopK) this.#rerankTopK = rerankTopK
+    this.#dictionary = resolveDictionary(options.dictionary)
+  }
+
+  /**
+   * Gives the native index the bilingual dictionary before the first request that needs it is
+   * ranked. A dictionary that fails to load is reported once; search goes on without glosses.
+   */
+  async #glossesReady(query) {
+    if (this.#dictionary === null || this.#dictionaryInstalled || !needsDictionary(query)) return
+    try {
+      this.#native.setLanguageBridge(await loadDictionary(this.#dictionary))
+      this.#dictionaryInstalled = true
+    } catch (error) {
+      if (!this.#dictionaryWarned) {
+        this.#dictionaryWarned = true
+        this.#logger.warn(`toolreg: the dictionary ${this.#dictionary} could not be loaded; Chinese requests are searched without English glosses: ${error?.message ?? error}`)
+      }
+    }
   }
 
   register(entry) {
@@ -452,6 +476,8 @@ class ToolRegistry {
    */
   async searchAsync(query, opts = {}) {
     if (typeof query !== 'string') throw invalidArgument('query', `expected a string, got ${typeof query}`)
+    // Synchronous: the dictionary cannot be waited for; it is loaded for the searches after.
+    this.#glossesReady(query)
     const allowed = opts.names === undefined ? undefined : new native.NameSet([...opts.names])
     const hits = await this.#searchHits(query, { namespace: opts.namespace, limit: opts.limit ?? 5, mode: opts.mode }, allowed)
     return hits.map(({ name, score }) => {
@@ -499,6 +525,7 @@ class ToolRegistry {
 
   async #firstStageHits(query, nativeOpts, nameSet) {
     const q = query.trim()
+    await this.#glossesReady(q)
     const wantsVector = this.#embed && q !== '' && !q.startsWith('select:') && (nativeOpts.mode ?? 'bm25') === 'bm25'
     if (wantsVector && this.#native.embeddingStats.ready > 0 && (await this.#embedderReads(q))) {
       // The built-in table embeds the query inside the native search: one worker-pool hop.

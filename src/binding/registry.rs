@@ -199,6 +199,16 @@ impl NativeRegistry {
             .collect())
     }
 
+    /// Word queries are glossed with this dictionary from now on (`null`: no longer).
+    #[napi]
+    pub fn set_language_bridge(
+        &self,
+        bridge: Option<&crate::binding::search::NativeLanguageBridge>,
+    ) {
+        self.write()
+            .set_language_bridge(bridge.map(|b| b.inner.clone()));
+    }
+
     /// Starts keeping embeddings for hybrid search; already registered tools are queued.
     #[napi]
     pub fn enable_embeddings(&self) {

@@ -3,6 +3,7 @@
 use napi::bindgen_prelude::*;
 
 use crate::embed::StaticEmbeddings;
+use crate::search::bridge::LanguageBridge;
 
 /// The sentences of a multi-sentence query that hybrid search embeds beside the whole query
 /// (empty for a single sentence).
@@ -54,4 +55,56 @@ pub fn install_builtin_embeddings(
 ) -> Result<()> {
     StaticEmbeddings::install_builtin(&vocab, table.to_vec(), &scales, &weights)
         .map_err(|e| Error::new(Status::InvalidArg, e))
+}
+
+/// A parsed bilingual dictionary (`loadLanguageBridge`), handed to registries with
+/// `setLanguageBridge`; one serves every registry of the process.
+#[napi_derive::napi]
+pub struct NativeLanguageBridge {
+    pub(crate) inner: std::sync::Arc<LanguageBridge>,
+}
+
+#[napi_derive::napi]
+impl NativeLanguageBridge {
+    /// How many terms the dictionary has.
+    #[napi(getter)]
+    pub fn terms(&self) -> u32 {
+        self.inner.len() as u32
+    }
+}
+
+pub struct LoadBridgeTask {
+    path: String,
+}
+
+impl Task for LoadBridgeTask {
+    type Output = LanguageBridge;
+    type JsValue = NativeLanguageBridge;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let text = std::fs::read_to_string(&self.path).map_err(|e| {
+            Error::new(
+                Status::InvalidArg,
+                format!("cannot read the dictionary {}: {e}", self.path),
+            )
+        })?;
+        LanguageBridge::parse(&text)
+            .map_err(|e| Error::new(Status::InvalidArg, format!("{}: {e}", self.path)))
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(NativeLanguageBridge {
+            inner: std::sync::Arc::new(output),
+        })
+    }
+}
+
+/// Reads and parses a bilingual dictionary file on the worker pool (a few megabytes: not on
+/// the JS thread).
+#[napi_derive::napi(
+    js_name = "loadLanguageBridge",
+    ts_return_type = "Promise<NativeLanguageBridge>"
+)]
+pub fn load_language_bridge(path: String) -> AsyncTask<LoadBridgeTask> {
+    AsyncTask::new(LoadBridgeTask { path })
 }

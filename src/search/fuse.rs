@@ -15,6 +15,7 @@
 
 use super::filter::passes;
 use super::index::Store;
+use super::query::WordQuery;
 use super::tokenize::is_cjk;
 use super::vector::{Vectors, dot};
 use super::{SearchHit, SearchOptions, Tuning, rank};
@@ -197,7 +198,7 @@ pub(crate) fn hybrid(
     vectors: &Vectors,
     t: &Tuning,
     dense_weight: f64,
-    query: &str,
+    query: WordQuery,
     query_vectors: &[f32],
     opts: &SearchOptions,
 ) -> Vec<SearchHit> {

@@ -8,8 +8,10 @@
 //! Layout: [`tokenize`] turns text into terms (identifier splitting, folding, stemming, CJK
 //! bigrams); `index` keeps the incremental postings; `query` parses word queries; `rank` scores
 //! them (BM25F); `pattern` runs regex queries; `filter` holds the
-//! namespace/allow-list filters and browse/select.
+//! namespace/allow-list filters and browse/select; `bridge` adds the English glosses of a
+//! Chinese request's terms from a bilingual dictionary the host installs.
 
+pub mod bridge;
 mod filter;
 mod fuse;
 pub(crate) mod hash;
@@ -24,8 +26,11 @@ pub use fuse::{MAX_QUERY_SENTENCES, query_sentences, whole_query_vector};
 pub use vector::embedding_text;
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
+use bridge::LanguageBridge;
 use index::Store;
+use query::WordQuery;
 
 use crate::embed::StaticEmbeddings;
 
@@ -148,6 +153,8 @@ pub struct Tuning {
     pub prefix_min_len: usize,
     /// Query weight of request-phrasing words ("provide", "information", "help").
     pub request_word_weight: f64,
+    /// Query weight of an English gloss of a Chinese term (`bridge`), relative to a typed word.
+    pub gloss_weight: f64,
     /// Exponent applied to a query word's repeat count (1 = linear, 0 = ignore repeats).
     pub query_tf_exponent: f64,
     /// Hits scoring below this fraction of the best hit are dropped (matches on one stray
@@ -179,6 +186,7 @@ impl Default for Tuning {
             prefix_weight: 0.4,
             prefix_min_len: 4,
             request_word_weight: 0.5,
+            gloss_weight: 0.5,
             query_tf_exponent: 0.5,
             min_relative_score: 0.05,
             dense_weight: 0.6,
@@ -212,6 +220,8 @@ pub struct SearchIndex {
     builtin: bool,
     /// The index embeds tools itself, as they are upserted ([`Self::use_builtin_embeddings`]).
     embed_inline: bool,
+    /// The bilingual dictionary word queries are glossed with ([`Self::set_language_bridge`]).
+    bridge: Option<Arc<LanguageBridge>>,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -241,11 +251,26 @@ impl SearchIndex {
             vectors: vector::Vectors::default(),
             builtin: false,
             embed_inline: false,
+            bridge: None,
         }
     }
 
     pub fn tuning(&self) -> &Tuning {
         &self.tuning
+    }
+
+    /// Word queries are glossed with `bridge` from now on (`None`: no longer): a Chinese
+    /// request's terms bring their English words, so tools described only in English match.
+    /// Shared: one parsed dictionary serves every registry of the process.
+    pub fn set_language_bridge(&mut self, bridge: Option<Arc<LanguageBridge>>) {
+        self.bridge = bridge;
+    }
+
+    /// The English glosses of `query`'s Chinese terms the word ranker adds (empty: none).
+    fn glosses(&self, query: &str) -> String {
+        self.bridge
+            .as_deref()
+            .map_or_else(String::new, |b| b.glosses(query))
     }
 
     /// Adds a tool, or replaces the tool with the same name (its old text stops matching).
@@ -443,7 +468,14 @@ impl SearchIndex {
             return Ok(filter::select(&self.store, list, opts));
         }
         match opts.mode {
-            SearchMode::Bm25 => Ok(rank::search(&self.store, &self.tuning, q, opts)),
+            SearchMode::Bm25 => {
+                let glosses = self.glosses(q);
+                let word_query = WordQuery {
+                    typed: q,
+                    glosses: &glosses,
+                };
+                Ok(rank::search(&self.store, &self.tuning, word_query, opts))
+            }
             SearchMode::Regex => pattern::search(&self.store, q, opts),
         }
     }
@@ -503,7 +535,10 @@ impl SearchIndex {
             &self.vectors,
             &self.tuning,
             dense_weight,
-            q,
+            WordQuery {
+                typed: q,
+                glosses: &self.glosses(q),
+            },
             qv,
             opts,
         ))

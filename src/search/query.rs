@@ -23,6 +23,20 @@ pub(crate) struct QueryTerm {
     pub required: Option<u32>,
 }
 
+/// What the word ranker is asked: the request as typed, and the English glosses of its Chinese
+/// terms when a bilingual dictionary is installed (`bridge`), which count less than typed words.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WordQuery<'q> {
+    pub typed: &'q str,
+    pub glosses: &'q str,
+}
+
+impl<'q> From<&'q str> for WordQuery<'q> {
+    fn from(typed: &'q str) -> Self {
+        WordQuery { typed, glosses: "" }
+    }
+}
+
 /// A parsed query: its terms and the mask of required bits every hit must carry.
 pub(crate) struct ParsedQuery {
     pub terms: Vec<QueryTerm>,
@@ -40,6 +54,9 @@ enum Origin {
     Surface {
         request: bool,
     },
+    /// An English gloss of a Chinese term of the request (`bridge`): a dictionary's guess at
+    /// what was meant, one of several senses, so it weighs less than a word the user typed.
+    Gloss,
 }
 
 /// At most this many indexed words are added per query word by prefix expansion, so a short
@@ -48,7 +65,8 @@ const MAX_PREFIX_EXPANSIONS: usize = 6;
 
 /// Parses `query`, or returns `None` when it cannot match anything (a required word that no
 /// tool contains).
-pub(crate) fn parse(store: &Store, query: &str, tuning: &Tuning) -> Option<ParsedQuery> {
+pub(crate) fn parse(store: &Store, word_query: WordQuery, tuning: &Tuning) -> Option<ParsedQuery> {
+    let query = word_query.typed;
     let live = store.live as f64;
     let df = |term: &str| {
         store
@@ -137,6 +155,15 @@ pub(crate) fn parse(store: &Store, query: &str, tuning: &Tuning) -> Option<Parse
             add(&key, false, Origin::Exact, f64::INFINITY);
         }
     }
+    // Glosses are words only: no phrases (two glosses side by side are two senses of one term
+    // as often as two terms) and no exact keys.
+    for chunk in word_query.glosses.split_whitespace() {
+        analyze_tagged(chunk, |t, kind| {
+            if kind == TermKind::Word {
+                add(t, false, Origin::Gloss, f64::INFINITY);
+            }
+        });
+    }
     // A tool name with spaces typed as the whole query.
     if query.split_whitespace().nth(1).is_some() {
         let whole = exact_key(query);
@@ -175,6 +202,7 @@ pub(crate) fn parse(store: &Store, query: &str, tuning: &Tuning) -> Option<Parse
             Origin::Exact => 1.0,
             Origin::Phrase => tuning.phrase_weight,
             Origin::Surface { request } => tuning.surface_weight * word_weight(request),
+            Origin::Gloss => tuning.gloss_weight * word_weight(false),
         };
         if origin == Origin::Word
             && tuning.prefix_weight > 0.0
@@ -255,7 +283,7 @@ mod tests {
     #[test]
     fn words_phrases_exact_keys_and_prefixes() {
         let s = store(&["get_prices"]);
-        let q = parse(&s, "crypto prices get_prices", &Tuning::default()).unwrap();
+        let q = parse(&s, "crypto prices get_prices".into(), &Tuning::default()).unwrap();
         let names = term_names(&s, &q);
         assert!(names.contains(&"cryptocurrency".to_string()), "{names:?}");
         assert!(names.contains(&"pric".to_string()));
@@ -269,11 +297,11 @@ mod tests {
     #[test]
     fn required_words_set_mask_bits() {
         let s = store(&["get_prices"]);
-        let q = parse(&s, "+prices +cryptocurrency get", &Tuning::default()).unwrap();
+        let q = parse(&s, "+prices +cryptocurrency get".into(), &Tuning::default()).unwrap();
         assert_eq!(q.required_mask, 0b11);
-        assert!(parse(&s, "+nothing prices", &Tuning::default()).is_none());
+        assert!(parse(&s, "+nothing prices".into(), &Tuning::default()).is_none());
         assert_eq!(
-            parse(&s, "+12345 prices", &Tuning::default())
+            parse(&s, "+12345 prices".into(), &Tuning::default())
                 .unwrap()
                 .required_mask,
             0
@@ -283,7 +311,7 @@ mod tests {
     #[test]
     fn request_words_weigh_less() {
         let s = store(&["help_prices"]);
-        let q = parse(&s, "help prices", &Tuning::default()).unwrap();
+        let q = parse(&s, "help prices".into(), &Tuning::default()).unwrap();
         let names = term_names(&s, &q);
         let w = |n: &str| q.terms[names.iter().position(|x| x == n).unwrap()].weight;
         assert!(w("help") < w("pric"));

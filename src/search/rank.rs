@@ -15,7 +15,7 @@ use std::collections::BinaryHeap;
 
 use super::filter::passes;
 use super::index::{Doc, NF, Store};
-use super::query::{QueryTerm, parse};
+use super::query::{QueryTerm, WordQuery, parse};
 use super::{SearchHit, SearchOptions, Tuning};
 
 /// Per-thread buffers reused across queries, so scoring allocates nothing per posting and does
@@ -48,7 +48,7 @@ pub(crate) fn idf(n: f64, df: f64) -> f64 {
 pub(crate) fn search(
     store: &Store,
     tuning: &Tuning,
-    query: &str,
+    query: WordQuery,
     opts: &SearchOptions,
 ) -> Vec<SearchHit> {
     if opts.limit == 0 {
@@ -73,7 +73,7 @@ pub(crate) fn search(
 pub(crate) fn all_matches(
     store: &Store,
     tuning: &Tuning,
-    query: &str,
+    query: WordQuery,
     opts: &SearchOptions,
 ) -> Vec<(u32, f64)> {
     scored(store, tuning, query, |mask, s| {
@@ -96,7 +96,7 @@ pub(crate) fn all_matches(
 fn scored(
     store: &Store,
     tuning: &Tuning,
-    query: &str,
+    query: WordQuery,
     pick: impl FnOnce(u64, &Scratch) -> Vec<(u32, f64)>,
 ) -> Vec<(u32, f64)> {
     if store.live == 0 {

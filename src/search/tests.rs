@@ -1121,3 +1121,28 @@ fn chinese_request_phrasing_finds_no_tool() {
     // The file tool's description happens to say 一下; the request only asks for the weather.
     assert_eq!(q(&idx, "帮我查一下明天的天气"), ["city_weather"]);
 }
+
+#[test]
+fn a_dictionary_glosses_chinese_requests_for_english_tools() {
+    let bridge = std::sync::Arc::new(
+        bridge::LanguageBridge::parse("撤回\trecall withdraw\n消息\tnews message\n天气\tweather\n")
+            .unwrap(),
+    );
+    let tools = [
+        tool("recall_message", "chat", "Recall a message that was sent"),
+        tool("get_weather", "weather", "Weather forecast for a city"),
+        tool("send_message", "chat", "Send a message to a channel"),
+    ];
+    let mut idx = index(&tools);
+    assert!(q(&idx, "撤回消息").is_empty());
+    idx.set_language_bridge(Some(bridge.clone()));
+    assert_eq!(q(&idx, "撤回消息")[0], "recall_message");
+    assert_eq!(q(&idx, "北京天气")[0], "get_weather");
+    // A typed word outweighs a gloss: "send" typed beats the gloss "recall".
+    assert_eq!(q(&idx, "撤回 send")[0], "send_message");
+    // English requests do not change.
+    let plain = index(&tools);
+    assert_eq!(q(&idx, "recall a message"), q(&plain, "recall a message"));
+    idx.set_language_bridge(None);
+    assert!(q(&idx, "撤回消息").is_empty());
+}

@@ -191,7 +191,7 @@ const CJK_STOPWORDS: &[&str] = &[
 
 /// Calls `f` with the pieces of a CJK run between its stopwords ([`CJK_STOPWORDS`]; at each
 /// position the longest one that matches is cut).
-fn without_cjk_stopwords(run: &str, mut f: impl FnMut(&str)) {
+pub(crate) fn without_cjk_stopwords(run: &str, mut f: impl FnMut(&str)) {
     let (mut start, mut i) = (0, 0);
     while i < run.len() {
         let rest = &run[i..];
