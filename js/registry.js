@@ -6,6 +6,7 @@ const { jsonSchemaOf, isThenable } = require('./schema')
 const { installBuiltinEmbeddings } = require('./native')
 const { loadResolved, resolveLocalModel } = require('./localModel')
 const { readableInEnglish } = require('./language')
+const { usageStoreOf, pinOptionsOf, computePins } = require('./pins')
 
 const DEFER_VALUES = ['never', 'always', 'auto']
 
@@ -186,6 +187,11 @@ class ToolRegistry {
   /** The host's reranker over the first stage's top `#rerankTopK`, or null. */
   #rerank = null
   #rerankTopK = DEFAULT_RERANK_TOP_K
+  /** The host's usage store (pins learned from use), or null: nothing is recorded without one. */
+  #usage = null
+  #pinOptions
+  /** Whether a failed usage write was reported already (one warning, not one per call). */
+  #usageWarned = false
 
   /**
    * @param {{
@@ -195,6 +201,8 @@ class ToolRegistry {
    *   embedBatchSize?: number,
    *   builtinEmbeddings?: boolean,
    *   localModel?: boolean | { path?: string, cacheDir?: string | false },
+   *   usageStore?: string | { load(): unknown, record(use: object): unknown },
+   *   pins?: { halfLifeMs?: number, budgetTokens?: number, maxPins?: number, minScore?: number },
    * }} [options]
    */
   constructor(options = {}) {
@@ -255,6 +263,55 @@ class ToolRegistry {
     }
     this.#rerank = rerank ?? null
     if (rerankTopK) this.#rerankTopK = rerankTopK
+    this.#usage = usageStoreOf(options.usageStore)
+    this.#pinOptions = pinOptionsOf(options.pins)
+  }
+
+  /** Whether the host gave a usage store (pins are learned from it). */
+  get learnsPins() {
+    return this.#usage !== null
+  }
+
+  /**
+   * Records that a registered tool ran, in the host's usage store (a no-op without one): its
+   * name, namespace, the time and the ids given, nothing else. The registry's own paths (the
+   * exposed tools, tool_invoke, tool_exec) call it; a host whose tools run elsewhere may too.
+   * Resolves once written; a failed write is logged once and never fails the tool call.
+   * @param {string} name
+   * @param {{ userId?: string, assistantId?: string }} [who]
+   */
+  recordUse(name, who = {}) {
+    const record = this.#records.get(name)
+    if (this.#usage === null || record === undefined) return Promise.resolve()
+    const use = { tool: name, namespace: record.namespace, at: Date.now() }
+    if (typeof who?.userId === 'string') use.user = who.userId
+    if (typeof who?.assistantId === 'string') use.assistant = who.assistantId
+    let written
+    try {
+      written = Promise.resolve(this.#usage.record(use))
+    } catch (error) {
+      written = Promise.reject(error)
+    }
+    return written.catch((error) => {
+      if (this.#usageWarned) return
+      this.#usageWarned = true
+      this.#logger.warn(`toolreg: could not record a tool use in the usage store ${this.#usage.describe}; pins learn nothing from it: ${error?.message ?? error}`)
+    })
+  }
+
+  /**
+   * The tools pinned for this user and assistant now, best first, each with why: its `score`
+   * (uses decayed by `halfLifeMs`, weighted by whose they were), `uses`, `lastUsed` (ms),
+   * `scope` (whose uses weighed most: 'user+assistant', 'user', 'assistant', 'everyone') and
+   * `tokens` of its definition; together within `budgetTokens`. Only registered tools a
+   * request could defer are pinned (approval-gated and `defer: 'never'` tools are loaded
+   * anyway). Empty without a usage store; an unreadable store rejects with
+   * `TOOLREG_USAGE_STORE_INVALID`.
+   * @param {{ userId?: string, assistantId?: string, now?: number, encoding?: string }} [who]
+   */
+  async pins(who = {}) {
+    if (this.#usage === null) return []
+    return computePins(this.#usage, this.#pinOptions, (name) => this.#records.get(name), (record) => record.defer !== 'never' && !record.gated, who)
   }
 
   register(entry) {
