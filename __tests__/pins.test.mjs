@@ -215,6 +215,11 @@ describe('pins in a conversation', () => {
     expect(Object.keys(meta.tools)).toContain('tool_12')
     expect(Object.keys(meta.tools)).not.toContain('tool_13')
     expect(meta.deferredEntries.map((e) => e.name)).not.toContain('tool_12')
+    // tool_search ranks only what is not loaded yet.
+    const searched = await meta.tools.tool_search.execute({ query: 'Tool number 12', limit: 50 }, callOptions())
+    const listed = searched.matchedNamespaces.flatMap((g) => g.tools.map((t) => t.name))
+    expect(listed).toContain('tool_13')
+    expect(listed).not.toContain('tool_12')
 
     const anthropic = await expose({ strategy: 'native', provider: 'anthropic.messages' })
     expect(anthropic.strategy).toBe('anthropic-native')

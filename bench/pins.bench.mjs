@@ -25,7 +25,7 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { ensureNode22, ensureLaneDeps } from '../scripts/ensure-node22.mjs'
 import { dataDir, haveSharedData, defaultCatalog } from '../cli/catalog.mjs'
-import { firstLine } from './catalog.mjs'
+import { firstLine, wireName } from './catalog.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const lane = path.join(root, 'lanes', 'ai7')
@@ -123,9 +123,12 @@ function catalogOf(size) {
   }
   for (const t of shuffle([...liveTools.values()], random(SEED + 1))) add(t)
   if (out.length < size) {
-    for (const t of shuffle(defaultCatalog().tools, random(SEED + 2))) {
-      if (t.inputSchema?.type !== 'object' || !/^[A-Za-z0-9_.-]{1,64}$/.test(t.name) || firstLine(t.description ?? '', 120).length < 12) continue
-      add({ name: t.name, server: t.server, description: t.description, inputSchema: t.inputSchema })
+    const others = shuffle(defaultCatalog().tools, random(SEED + 2))
+    for (let i = 0; i < others.length; i++) {
+      const t = others[i]
+      if (t.inputSchema?.type !== 'object' || firstLine(t.description ?? '', 120).length < 12) continue
+      // Many servers share tool names: the filler tools get a wire id unique per server and tool.
+      add({ name: wireName(t, i), server: t.server, description: t.description, inputSchema: t.inputSchema })
     }
   }
   return out.slice(0, size)

@@ -424,7 +424,7 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
   const inspectedNames = opts.inspectedNames ?? new Set()
   for (const name of inspected) if (plan.lookup.allows(name)) inspectedNames.add(name)
   const metaOpts = { ...(target && { provider: target.provider }), shownNames: opts.shownNames, usage }
-  exposed[MetaToolName.Search] = createToolSearchTool(registry, plan.deferred, inspectedNames, undefined, metaOpts)
+  exposed[MetaToolName.Search] = createToolSearchTool(registry, searchViewOf(plan, pins), inspectedNames, undefined, metaOpts)
   exposed[MetaToolName.Inspect] = createToolInspectTool(registry, plan.lookup, inspectedNames, undefined, metaOpts)
   exposed[MetaToolName.Invoke] = createToolInvokeTool(registry, plan.lookup, inspectedNames, undefined, metaOpts)
   if (opts.exec) withExecTool(exposed, registry, plan.lookup, opts, usage)
@@ -438,6 +438,24 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
     warnings,
     pinned: pins,
   }
+}
+
+/**
+ * What `tool_search` ranks: the plan's deferred tools less the pinned ones, which are loaded
+ * already (kept per plan and pin set: conversations of one user share them).
+ */
+function searchViewOf(plan, pins) {
+  if (pins.length === 0) return plan.deferred
+  const key = pins.join('\0')
+  plan.searchViews ??= new Map()
+  let view = plan.searchViews.get(key)
+  if (!view) {
+    const pinned = new Set(pins)
+    view = new DeferredView(new Map([...plan.deferred.entries].filter(([name]) => !pinned.has(name))))
+    if (plan.searchViews.size >= PLANS_KEPT) plan.searchViews.delete(plan.searchViews.keys().next().value)
+    plan.searchViews.set(key, view)
+  }
+  return view
 }
 
 /** Who a request's tool calls are recorded for: `opts.userId` and `opts.assistantId`. */
