@@ -71,6 +71,16 @@ describe('the usage store', () => {
     expect(lines.some((l) => l.tool.startsWith('tool_search') || l.tool === 'tool_inspect' || l.tool === 'tool_invoke')).toBe(false)
   })
 
+  it('tool_exec records the tools its code calls', async () => {
+    const kept = []
+    const { registry, tools } = catalog({ usageStore: { load: () => kept, record: (u) => void kept.push(u) } })
+    const exposed = await applyDeferExposition(tools, registry, 8_000, { exec: true, userId: 'u3' })
+    const output = await exposed.tools.tool_exec.execute({ code: 'const a = await tools.tool_04({ query: "q" }); const b = await tools.echo({ text: "t" }); return [a.ok, b]' }, callOptions())
+    expect(output.result).toEqual(['tool_04', 't'])
+    await registry.pins()
+    expect(kept.map((u) => [u.tool, u.user])).toEqual([['tool_04', 'u3'], ['echo', 'u3']])
+  })
+
   it('a callback store receives the same uses; a failing one is logged once and never fails the call', async () => {
     const kept = []
     const { registry, tools } = catalog({ usageStore: { load: () => kept, record: (u) => void kept.push(u) } })
