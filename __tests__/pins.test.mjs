@@ -142,9 +142,14 @@ describe('the scorer through registry.pins()', () => {
     expect(first.why).toMatch(/^used 3 times \(last .*\), mostly by this user with this assistant; score 3\.00 ≥ 1\.5; \d+ tokens, \d+ of 2000 pinned so far$/)
     // For user u2, their own tool wins and u1's are a quarter each (3 × 0.25 < 1.5).
     expect((await registry.pins({ userId: 'u2', assistantId: 'a2', now })).map((p) => p.name)).toEqual(['tool_03', 'tool_04'])
-    // A shorter half-life makes today's uses count the same and last month's vanish.
-    const halfDay = catalog({ usageStore: file, pins: { halfLifeMs: DAY / 2 } })
-    expect((await halfDay.registry.pins({ userId: 'u1', assistantId: 'a1', now })).map((p) => p.name)).toEqual(['tool_02', 'tool_04'])
+    // Four uses four days ago: 4 × 0.82 with the default half-life of 14 days, 4 × 0.0625 with one day.
+    const withOlder = join(dir(), 'usage.jsonl')
+    writeFileSync(withOlder, [...lines, ...Array.from({ length: 4 }, () => use('tool_06', now - 4 * DAY, { user: 'u1', assistant: 'a1' }))].join('\n'))
+    const twoWeeks = await catalog({ usageStore: withOlder }).registry.pins({ userId: 'u1', assistantId: 'a1', now })
+    expect(twoWeeks.map((p) => p.name)).toEqual(['tool_06', 'tool_02', 'tool_04'])
+    expect(twoWeeks[0].score).toBeCloseTo(4 * 0.5 ** (4 / 14), 6)
+    const oneDay = await catalog({ usageStore: withOlder, pins: { halfLifeMs: DAY } }).registry.pins({ userId: 'u1', assistantId: 'a1', now })
+    expect(oneDay.map((p) => p.name)).toEqual(['tool_02', 'tool_04'])
     // Without ids, every use counts fully: tool_03 and tool_04 (4 each) lead.
     expect((await registry.pins({ now })).map((p) => p.name).slice(0, 3)).toEqual(['tool_03', 'tool_04', 'tool_02'])
   })
