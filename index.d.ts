@@ -97,6 +97,12 @@ export declare class ToolRegistry {
    * name and description, after the registered ones.
    */
   rank(query: string, candidates: ReadonlyArray<{ name: string; description?: string }>): Promise<string[]>
+  /** Whether the host gave a usage store. */
+  readonly learnsPins: boolean
+  /** Records a call of a registered tool in the usage store (a no-op without one). */
+  recordUse(name: string, who?: { userId?: string; assistantId?: string }): Promise<void>
+  /** The tools pinned for this user and assistant now, best first, with why. Rejects with TOOLREG_USAGE_STORE_INVALID on a bad store. */
+  pins(who?: { userId?: string; assistantId?: string; now?: number; encoding?: string }): Promise<Pin[]>
   readonly size: number
 }
 
@@ -214,6 +220,37 @@ export interface ApplyDeferOptions extends ShouldDeferOptions {
   conversation?: ConversationState
   /** Share of the auto pool (names added plus removed) that may change before deciding afresh. Default STICKY_MARGIN (0.2). */
   stickyMargin?: number
+  /** Who this request's tool calls are recorded for (with a usage store), and whose uses weigh most in the pins. */
+  userId?: string
+  assistantId?: string
+  /** `false`: no pins; names: the host's own frozen set; else the pins learned from the usage store, frozen in `conversation`. */
+  pins?: false | readonly string[]
+}
+
+/** A use the usage store keeps: never arguments or results. */
+export interface ToolUse {
+  tool: string
+  namespace: string
+  /** ms since the epoch */
+  at: number
+  user?: string
+  assistant?: string
+}
+
+/** A pinned tool and why. */
+export interface Pin {
+  name: string
+  namespace: string
+  /** Uses decayed by the half-life, weighted by whose they were. */
+  score: number
+  uses: number
+  /** ms since the epoch */
+  lastUsed: number
+  /** Whose uses weighed most. */
+  scope: 'user+assistant' | 'user' | 'assistant' | 'everyone'
+  /** Tokens of its definition, as the provider receives it. */
+  tokens: number
+  why: string
 }
 
 export interface ConversationState {
@@ -221,6 +258,8 @@ export interface ConversationState {
     pool: string[]
     deferAuto: boolean
     contextWindow: number | null
+    /** Pins learned from use, frozen on the conversation's first request. */
+    pins?: string[]
     /** Append-only loading: each added tool's definition as first sent, and where each withdrawn tool was removed. */
     append?: { definitions: Record<string, unknown>; removals: Array<{ name: string; beforeAssistantTurn: number }> }
   }
@@ -246,6 +285,8 @@ export interface DeferExposition<T extends ToolSet | undefined> {
   strategy: ExpositionStrategy
   /** Why a `'native'` or `'append'` request fell back, cacheControl removed from deferred tools, ... */
   warnings: string[]
+  /** Tools loaded up front because they are pinned (learned from use, or the host's `pins`). */
+  pinned?: string[]
   /**
    * Append-only strategies: pass to `generateText` / `streamText` / an Agent with `tools`. It
    * wraps the step's model with `middleware`, which takes the deferred tools out of the
@@ -646,6 +687,13 @@ export declare const STICKY_MARGIN: number
 // declarations above: interface + class of the same name.)
 
 export interface ToolRegistryOptions {
+  /**
+   * Where uses are recorded and pins learned from: a JSON Lines file, or your own store. Nothing
+   * is recorded without it.
+   */
+  usageStore?: string | { load(): readonly ToolUse[] | string | Promise<readonly ToolUse[] | string>; record(use: ToolUse): void | Promise<void> }
+  /** Pin scoring: half-life (default 14 days), token budget (2000), most pins (64), minimum score (1.5). */
+  pins?: { halfLifeMs?: number; budgetTokens?: number; maxPins?: number; minScore?: number }
   /** An AI SDK embedding model; turns on hybrid search (vectors via `embedMany`). */
   embeddingModel?: import('ai').EmbeddingModel
   /** Or a plain embedder: one vector per text, in order. */

@@ -463,6 +463,7 @@ export function createProgram({ open = openSession } = {}) {
     .addOption(timeoutOption())
     .option('--startup-wait <ms>', 'how long after its start serve may wait for servers with no cached tool list before answering the client; later ones join with a tools/list_changed notification (for a client that ignores it, raise this to --timeout)', (v) => (v === '0' ? 0 : positiveInt(v)), STARTUP_WAIT_MS)
     .addOption(callTimeoutOption('a tool call, prompt or resource request forwarded to a server'))
+    .option('--usage-store <file>', 'learn pins from use: record each tool call (name, server, time; no arguments or results) in this JSON Lines file, and keep the tools used most recently and most often loaded (tools/list _meta anthropic/alwaysLoad) within 2,000 tokens of definitions')
     .addHelpText('after', examples('toolreg serve --model claude-sonnet-4', 'toolreg serve --http 3939 --exec', 'toolreg serve --profile cursor', 'TOOLREG_SERVE_TOKEN=secret toolreg serve --http 3939 --config ~/.cursor/mcp.json'))
     .action(async (opts) => {
       const [{ resolveSource, startTimeoutOf, trackOpen }, { SERVE_ACTIVE_ENV, createGateway, serveToken, withoutSelf }] = await Promise.all([sessionModule.load(), import('./serve.mjs')])
@@ -491,6 +492,7 @@ export function createProgram({ open = openSession } = {}) {
         log: say,
         keeps: profile.keeps,
         needsApproval: (serverId, toolName) => needsApprovalBySettings(source.settings, serverId, toolName),
+        usageStore: opts.usageStore,
       })
       const untrack = trackOpen(served)
       if (opts.profile !== undefined) say(`profile ${JSON.stringify(opts.profile)}: ${num(profile.servers.length)} of ${plural(source.servers.length, 'server')}`)

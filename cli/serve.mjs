@@ -4,7 +4,7 @@
 // carry the deferred-tools section. rmcp speaks the protocol (crates/toolreg-mcp/src/gateway); this file decides
 // what is listed and runs the calls.
 import { createHash, randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { readCachedTools, readGatewayAnswer, readRememberedFailure, rememberFailure, writeCachedTools, writeGatewayAnswer } from './cache.mjs'
 import { fileTokenStore } from './auth.mjs'
@@ -72,7 +72,7 @@ async function metaDefinition(name, tool) {
  * destructive, stay inline and out of tool_invoke / tool_exec. `startupWaitMs`: see
  * STARTUP_WAIT_MS.
  */
-export async function createGateway(servers, { contextWindow, exec = false, timeoutMs = 30_000, timeoutOf = () => timeoutMs, callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS, log = () => {}, keeps = () => true, needsApproval = () => false, startupWaitMs = STARTUP_WAIT_MS } = {}) {
+export async function createGateway(servers, { contextWindow, exec = false, timeoutMs = 30_000, timeoutOf = () => timeoutMs, callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS, log = () => {}, keeps = () => true, needsApproval = () => false, startupWaitMs = STARTUP_WAIT_MS, usageStore } = {}) {
   const version = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version
   let gateway = null
   let gatewayReady
@@ -174,7 +174,11 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     },
     callTool: (serverId, name, args, opts) => hub.callTool(serverId, name, args, opts),
   }
-  const registry = new ToolRegistry()
+  // With a usage store, calls are recorded in it and the pins learned from it are loaded up
+  // front: computed at the first build and kept for the gateway's life (one client session),
+  // so the tool list does not change under the client's prompt cache.
+  const registry = new ToolRegistry(usageStore ? { usageStore } : {})
+  const pinsKept = usageStore ? {} : undefined
   // Kept across rebuilds: a server joining does not make the model inspect its tools again.
   const inspectedNames = new Set()
   let exposed = new Map()
@@ -188,7 +192,9 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       const tools = listings.get(config.id)?.tools?.filter((t) => keeps(config.id, t.name))
       return [config.id, config.name, tools?.map((t) => [t, needsApproval(config.id, t.name)]) ?? null]
     })
-    return createHash('sha256').update(JSON.stringify({ version, contextWindow, exec: Boolean(exec), served })).digest('hex').slice(0, 32)
+    // The pins follow from the usage store: a store that changed since makes a fresh answer.
+    const usage = usageStore ? [usageStore, usageStamp(usageStore)] : null
+    return createHash('sha256').update(JSON.stringify({ version, contextWindow, exec: Boolean(exec), served, usage })).digest('hex').slice(0, 32)
   }
   // Builds run one at a time: the first one may still run (a start answered from an earlier
   // one's list) when a server joins or changes its tools.
@@ -222,7 +228,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       const own = registry.getByName(name)?.mcp?.toolName
       if (own && owners.get(own) === 1 && !META_ORDER.includes(own)) shownNames.set(name, own)
     }
-    const exposition = await applyDeferExposition(active, registry, contextWindow, { exec, shownNames, inspectedNames })
+    const exposition = await applyDeferExposition(active, registry, contextWindow, { exec, shownNames, inspectedNames, ...(pinsKept && { conversation: pinsKept }) })
     const inline = Object.keys(exposition.tools).filter((name) => !META_ORDER.includes(name))
     const nextExposed = new Map()
     for (const name of inline) nextExposed.set(shownNames.get(name) ?? name, { entry: registry.getByName(name), tool: exposition.tools[name] })
@@ -233,7 +239,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     for (const [name, { entry, tool }] of [...nextExposed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       const descriptor = entry?.mcp && descriptors.get(`${entry.mcp.serverId}\0${entry.mcp.toolName}`)
       const definition = descriptor ? { ...descriptor, name } : await metaDefinition(name, tool)
-      // Kept inline on purpose: clients that defer on their own should not (Claude's hint).
+      // Kept inline on purpose (pinned ones included): clients that defer on their own should not (Claude's hint).
       nextDefinitions.push({ ...definition, _meta: { ...definition._meta, 'anthropic/alwaysLoad': true } })
     }
     for (const name of META_ORDER) if (exposition.tools[name]) nextExposed.set(name, { tool: exposition.tools[name] })
@@ -281,7 +287,11 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       if (!target) return { error: `no tool named ${JSON.stringify(name)} on this gateway` }
       // A server's own tool is called by the gateway itself: every content type and isError
       // as sent, its progress passed on in order.
-      if (target.entry?.mcp) return { forward: { serverId: target.entry.mcp.serverId, tool: target.entry.mcp.toolName } }
+      if (target.entry?.mcp) {
+        // Forwarded by the native gateway, so recorded here (a no-op without --usage-store).
+        registry.recordUse(target.entry.name)
+        return { forward: { serverId: target.entry.mcp.serverId, tool: target.entry.mcp.toolName } }
+      }
       const controller = new AbortController()
       running.set(id, controller)
       try {
@@ -328,6 +338,16 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       for (const controller of running.values()) controller.abort()
       await hub.close()
     },
+  }
+}
+
+/** The usage store file's size and time of change, or null when it is not there yet. */
+function usageStamp(file) {
+  try {
+    const { size, mtimeMs } = statSync(file)
+    return [size, mtimeMs]
+  } catch {
+    return null
   }
 }
 

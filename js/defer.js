@@ -332,9 +332,9 @@ function requestDecision(decision) {
  * Adds `tool_exec` over every allowed tool (`allowedNames`: this request's `Lookup`, which also
  * iterates the allowed names); `opts.exec` may be `true` or its options.
  */
-function withExecTool(exposed, registry, allowedNames, opts) {
+function withExecTool(exposed, registry, allowedNames, opts, usage) {
   const execOptions = typeof opts.exec === 'object' ? opts.exec : {}
-  exposed[MetaToolName.Exec] = createToolExecTool(registry, { ...execOptions, allowedNames })
+  exposed[MetaToolName.Exec] = createToolExecTool(registry, { ...execOptions, allowedNames, ...(usage && { usage }) })
   return exposed
 }
 
@@ -361,6 +361,7 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
   const extraNames = opts.extraAllowedNames === undefined ? [] : [...opts.extraAllowedNames]
   const view = registry[internals]
   const conversation = conversationOf(opts)
+  const pinned = await pinsOf(registry, conversation, opts, chosen.warnings)
   const sticky = conversation && stickyDecision(conversation, names, view.recordsOf(names), contextWindow, opts)
   const planOpts = sticky?.keep === undefined ? opts : { ...opts, [STICKY]: sticky.keep }
   const key = planKey(contextWindow, planOpts, encodingOf(opts), extraNames)
@@ -379,50 +380,158 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
   const decision = requestDecision(plan.decision)
   const target = providerTarget(opts)
   const { warnings } = chosen
+  const usage = registry.learnsPins ? usageOf(opts) : undefined
   if (!plan.deferred) {
-    const inline = opts.exec ? withExecTool({ ...tools }, registry, createLookup(registry, planNames), opts) : tools
-    return { tools: target ? await providerSafe(inline, Object.keys(inline), target) : inline, deferredEntries: [], systemPrompt: undefined, decision, strategy: 'inline', warnings }
+    const inline = opts.exec ? withExecTool({ ...tools }, registry, createLookup(registry, planNames), opts, usage) : tools
+    const safe = target ? await providerSafe(inline, Object.keys(inline), target) : inline
+    return { tools: usage ? recording(safe, registry, usage) : safe, deferredEntries: [], systemPrompt: undefined, decision, strategy: 'inline', warnings, pinned: [] }
   }
+  // Pinned tools are loaded up front, as the host's own tool (its approval gate included).
+  const pins = pinned.filter((name) => plan.decision.deferredNames.has(name))
+  const pinnedSet = new Set(pins)
+  const deferredEntries = pins.length === 0 ? plan.deferredEntries : plan.deferredEntries.filter((entry) => !pinnedSet.has(entry.name))
   const { discovered, inspected } = discoveredIn(opts.messages)
   if (chosen.strategy !== 'meta-tools') {
     const safe = target ? await providerSafe(tools, names, target) : tools
     let deferredNames = plan.decision.deferredNames
     // ai@7 forgets discoveries between calls: what the conversation found stays exposed.
-    if (chosen.strategy === 'sdk-tool-search' && discovered.size > 0) deferredNames = new Set([...deferredNames].filter((n) => !discovered.has(n)))
-    const build = { tools: safe, names, deferredNames, deferredEntries: plan.deferredEntries, registry, opts, openai: chosen.openai, strategy: chosen.strategy, conversation }
+    const loaded = chosen.strategy === 'sdk-tool-search' ? [...discovered, ...pins] : pins
+    if (loaded.length > 0) {
+      const keep = new Set(loaded)
+      deferredNames = new Set([...deferredNames].filter((n) => !keep.has(n)))
+    }
+    const build = { tools: safe, names, deferredNames, deferredEntries, registry, opts, openai: chosen.openai, strategy: chosen.strategy, conversation }
     const exposition = await expositionFor(chosen.strategy, build)
-    if (opts.exec) withExecTool(exposition.tools, registry, plan.lookup, opts)
+    if (opts.exec) withExecTool(exposition.tools, registry, plan.lookup, opts, usage)
     return {
-      tools: exposition.tools,
-      deferredEntries: plan.deferredEntries.slice(),
+      tools: usage ? recording(exposition.tools, registry, usage) : exposition.tools,
+      deferredEntries: deferredEntries.slice(),
       systemPrompt: undefined,
       decision,
       strategy: chosen.strategy,
       warnings: warnings.concat(exposition.warnings),
+      pinned: pins,
       ...(exposition.middleware && { middleware: exposition.middleware, prepareStep: exposition.prepareStep }),
     }
   }
   const exposed = {}
-  for (const name of plan.inlineNames) exposed[name] = tools[name]
+  if (pins.length === 0) for (const name of plan.inlineNames) exposed[name] = tools[name]
+  else for (const name of names) if (pinnedSet.has(name) || !plan.decision.deferredNames.has(name)) exposed[name] = tools[name]
   // Signatures the model read earlier in the conversation stay read: no second inspect round-trip.
   // A host that rebuilds the exposition mid-conversation (a gateway whose servers change) keeps
   // one set, so a rebuild does not ask the model to inspect again.
   if (opts.inspectedNames !== undefined && !(opts.inspectedNames instanceof Set)) throw invalidArgument('opts.inspectedNames', 'expected a Set of tool names')
   const inspectedNames = opts.inspectedNames ?? new Set()
   for (const name of inspected) if (plan.lookup.allows(name)) inspectedNames.add(name)
-  const metaOpts = { ...(target && { provider: target.provider }), shownNames: opts.shownNames }
-  exposed[MetaToolName.Search] = createToolSearchTool(registry, plan.deferred, inspectedNames, undefined, metaOpts)
+  const metaOpts = { ...(target && { provider: target.provider }), shownNames: opts.shownNames, usage }
+  exposed[MetaToolName.Search] = createToolSearchTool(registry, searchViewOf(plan, pins), inspectedNames, undefined, metaOpts)
   exposed[MetaToolName.Inspect] = createToolInspectTool(registry, plan.lookup, inspectedNames, undefined, metaOpts)
   exposed[MetaToolName.Invoke] = createToolInvokeTool(registry, plan.lookup, inspectedNames, undefined, metaOpts)
-  if (opts.exec) withExecTool(exposed, registry, plan.lookup, opts)
+  if (opts.exec) withExecTool(exposed, registry, plan.lookup, opts, usage)
+  const safe = target ? await providerSafe(exposed, Object.keys(exposed), target) : exposed
   return {
-    tools: target ? await providerSafe(exposed, Object.keys(exposed), target) : exposed,
-    deferredEntries: plan.deferredEntries.slice(),
+    tools: usage ? recording(safe, registry, usage) : safe,
+    deferredEntries: deferredEntries.slice(),
     systemPrompt: conversation ? stickySection(conversation, plan) : plan.systemPrompt,
     decision,
     strategy: 'meta-tools',
     warnings,
+    pinned: pins,
   }
+}
+
+/**
+ * What `tool_search` ranks: the plan's deferred tools less the pinned ones, which are loaded
+ * already (kept per plan and pin set: conversations of one user share them).
+ */
+function searchViewOf(plan, pins) {
+  if (pins.length === 0) return plan.deferred
+  const key = pins.join('\0')
+  plan.searchViews ??= new Map()
+  let view = plan.searchViews.get(key)
+  if (!view) {
+    const pinned = new Set(pins)
+    view = new DeferredView(new Map([...plan.deferred.entries].filter(([name]) => !pinned.has(name))))
+    if (plan.searchViews.size >= PLANS_KEPT) plan.searchViews.delete(plan.searchViews.keys().next().value)
+    plan.searchViews.set(key, view)
+  }
+  return view
+}
+
+/** Who a request's tool calls are recorded for: `opts.userId` and `opts.assistantId`. */
+function usageOf(opts) {
+  for (const key of ['userId', 'assistantId']) {
+    if (opts[key] !== undefined && typeof opts[key] !== 'string') throw invalidArgument(`opts.${key}`, 'expected a string')
+  }
+  return { userId: opts.userId, assistantId: opts.assistantId }
+}
+
+/**
+ * The conversation's pins: computed from the host's usage store on its first request and kept
+ * in `conversation.toolreg.pins`, so they never change mid-conversation (a changing `tools`
+ * list would break the provider's prompt cache). `opts.pins: false` turns them off; an array
+ * of names is the host's own frozen set. Without a conversation, only the host's array pins.
+ * An unreadable store is a warning: the conversation goes on without pins.
+ */
+async function pinsOf(registry, conversation, opts, warnings) {
+  const asked = opts.pins
+  if (asked === false) return []
+  if (Array.isArray(asked)) {
+    if (!asked.every((name) => typeof name === 'string')) throw invalidArgument('opts.pins', 'expected false or an array of tool names')
+    return asked
+  }
+  if (asked !== undefined) throw invalidArgument('opts.pins', 'expected false or an array of tool names')
+  if (!conversation || !registry.learnsPins) return []
+  const kept = conversation.toolreg?.pins
+  if (Array.isArray(kept)) return kept
+  let pins = []
+  try {
+    const explained = await registry.pins({ ...usageOf(opts), encoding: encodingOf(opts) })
+    pins = explained.map((pin) => pin.name)
+  } catch (error) {
+    if (error?.code === 'TOOLREG_INVALID_ARGUMENT') throw error
+    const message = `no pins for this conversation: ${error?.message ?? error}`
+    warnings.push(message)
+    registry[internals].logger.warn(`toolreg: ${message}`)
+  }
+  conversation.toolreg = { ...conversation.toolreg, pins }
+  return pins
+}
+
+/** Tools whose calls this request records, wrapped once per tool and caller. */
+const recorders = new WeakMap()
+
+/**
+ * The exposed tools with each registered tool's `execute` recording its use in the registry's
+ * usage store once it succeeded. The meta-tools record the tools they run themselves.
+ */
+function recording(tools, registry, usage) {
+  const key = `${usage.userId ?? ''}\0${usage.assistantId ?? ''}`
+  const out = {}
+  for (const name of Object.keys(tools)) {
+    const tool = tools[name]
+    if (isMetaTool(name) || typeof tool?.execute !== 'function' || !registry.has(name)) {
+      out[name] = tool
+      continue
+    }
+    let byCaller = recorders.get(tool)
+    if (!byCaller) recorders.set(tool, (byCaller = new Map()))
+    let wrapped = byCaller.get(key)
+    if (!wrapped) {
+      const execute = tool.execute
+      wrapped = {
+        ...tool,
+        execute: async (...args) => {
+          const output = await execute.apply(tool, args)
+          registry.recordUse(name, usage)
+          return output
+        },
+      }
+      byCaller.set(key, wrapped)
+    }
+    out[name] = wrapped
+  }
+  return out
 }
 
 /** The exposition of a strategy other than meta-tools. */
@@ -492,7 +601,8 @@ function remember(conversation, sticky, decision, contextWindow) {
   const deferAuto = sticky.pool.some((name) => decision.deferredNames.has(name))
   // A kept decision keeps its reference pool, so slow drift still adds up to the margin.
   const pool = sticky.keep === undefined ? sticky.pool : conversation.toolreg.pool
-  conversation.toolreg = { pool, deferAuto, contextWindow: contextWindow ?? null, section: conversation.toolreg?.section, append: conversation.toolreg?.append }
+  const { section, append, pins } = conversation.toolreg ?? {}
+  conversation.toolreg = { pool, deferAuto, contextWindow: contextWindow ?? null, section, append, pins }
 }
 
 /**

@@ -7,6 +7,7 @@ const { installBuiltinEmbeddings } = require('./native')
 const { loadResolved, resolveLocalModel } = require('./localModel')
 const { readableInEnglish } = require('./language')
 const { loadDictionary, needsDictionary, resolveDictionary } = require('./dictionary')
+const { usageStoreOf, pinOptionsOf, computePins } = require('./pins')
 
 const DEFER_VALUES = ['never', 'always', 'auto']
 
@@ -191,6 +192,11 @@ class ToolRegistry {
   #dictionary = null
   #dictionaryInstalled = false
   #dictionaryWarned = false
+  /** The host's usage store (pins learned from use), or null: nothing is recorded without one. */
+  #usage = null
+  #pinOptions
+  /** Whether a failed usage write was reported already (one warning, not one per call). */
+  #usageWarned = false
 
   /**
    * @param {{
@@ -201,6 +207,8 @@ class ToolRegistry {
    *   builtinEmbeddings?: boolean,
    *   localModel?: boolean | { path?: string, cacheDir?: string | false },
    *   dictionary?: boolean | string,
+   *   usageStore?: string | { load(): unknown, record(use: object): unknown },
+   *   pins?: { halfLifeMs?: number, budgetTokens?: number, maxPins?: number, minScore?: number },
    * }} [options]
    */
   constructor(options = {}) {
@@ -262,6 +270,8 @@ class ToolRegistry {
     this.#rerank = rerank ?? null
     if (rerankTopK) this.#rerankTopK = rerankTopK
     this.#dictionary = resolveDictionary(options.dictionary)
+    this.#usage = usageStoreOf(options.usageStore)
+    this.#pinOptions = pinOptionsOf(options.pins)
   }
 
   /**
@@ -279,6 +289,53 @@ class ToolRegistry {
         this.#logger.warn(`toolreg: the dictionary ${this.#dictionary} could not be loaded; Chinese requests are searched without English glosses: ${error?.message ?? error}`)
       }
     }
+  }
+
+  /** Whether the host gave a usage store (pins are learned from it). */
+  get learnsPins() {
+    return this.#usage !== null
+  }
+
+  /**
+   * Records that a registered tool ran, in the host's usage store (a no-op without one): its
+   * name, namespace, the time and the ids given, nothing else. The registry's own paths (the
+   * exposed tools, tool_invoke, tool_exec) call it; a host whose tools run elsewhere may too.
+   * Resolves once written; a failed write is logged once and never fails the tool call.
+   * @param {string} name
+   * @param {{ userId?: string, assistantId?: string }} [who]
+   */
+  recordUse(name, who = {}) {
+    const record = this.#records.get(name)
+    if (this.#usage === null || record === undefined) return Promise.resolve()
+    const use = { tool: name, namespace: record.namespace, at: Date.now() }
+    if (typeof who?.userId === 'string') use.user = who.userId
+    if (typeof who?.assistantId === 'string') use.assistant = who.assistantId
+    let written
+    try {
+      written = Promise.resolve(this.#usage.record(use))
+    } catch (error) {
+      written = Promise.reject(error)
+    }
+    return written.catch((error) => {
+      if (this.#usageWarned) return
+      this.#usageWarned = true
+      this.#logger.warn(`toolreg: could not record a tool use in the usage store ${this.#usage.describe}; pins learn nothing from it: ${error?.message ?? error}`)
+    })
+  }
+
+  /**
+   * The tools pinned for this user and assistant now, best first, each with why: its `score`
+   * (uses decayed by `halfLifeMs`, weighted by whose they were), `uses`, `lastUsed` (ms),
+   * `scope` (whose uses weighed most: 'user+assistant', 'user', 'assistant', 'everyone') and
+   * `tokens` of its definition; together within `budgetTokens`. Only registered tools a
+   * request could defer are pinned (approval-gated and `defer: 'never'` tools are loaded
+   * anyway). Empty without a usage store; an unreadable store rejects with
+   * `TOOLREG_USAGE_STORE_INVALID`.
+   * @param {{ userId?: string, assistantId?: string, now?: number, encoding?: string }} [who]
+   */
+  async pins(who = {}) {
+    if (this.#usage === null) return []
+    return computePins(this.#usage, this.#pinOptions, (name) => this.#records.get(name), (record) => record.defer !== 'never' && !record.gated, who)
   }
 
   register(entry) {

@@ -28,6 +28,10 @@ pub enum ToolregError {
     /// The local model's files are there but are not a model this encoder can run.
     #[error("the local embedding model cannot be loaded: {0}")]
     LocalModelInvalid(String),
+
+    /// The host's usage store (pins learned from use) holds a line that is not a use record.
+    #[error("the usage store is unreadable: {0}")]
+    UsageStoreInvalid(String),
 }
 
 impl ToolregError {
@@ -41,6 +45,7 @@ impl ToolregError {
             ToolregError::NotAvailable { .. } => "TOOLREG_NOT_AVAILABLE",
             ToolregError::LocalModelMissing(_) => "TOOLREG_LOCAL_MODEL_MISSING",
             ToolregError::LocalModelInvalid(_) => "TOOLREG_LOCAL_MODEL_INVALID",
+            ToolregError::UsageStoreInvalid(_) => "TOOLREG_USAGE_STORE_INVALID",
         }
     }
 

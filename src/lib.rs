@@ -8,6 +8,7 @@ pub mod embed;
 pub mod error;
 pub mod exec;
 mod parallel;
+pub mod pins;
 // The MCP client hub and the gateway live in crates/toolreg-mcp, built for size.
 pub use toolreg_mcp::{gateway, mcp};
 pub mod registry;

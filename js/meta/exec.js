@@ -217,6 +217,7 @@ function createToolExecTool(registry, options = {}) {
         const admitted = await admitCall(context, toolName, JSON.parse(inputJson), innerOptions)
         ensureOpen(toolName)
         const output = await runTool(admitted.entry, admitted.params, innerOptions)
+        if (options.usage) registry.recordUse(admitted.name, options.usage)
         media.push(...mediaParts(admitted.entry, output))
         run.respond(callNumber, true, JSON.stringify(output ?? null))
       } catch (error) {
@@ -241,6 +242,8 @@ function createToolExecTool(registry, options = {}) {
           }
           try {
             shapeMcpResult(callNumber, toolName, mcpResultJson)
+            // Called on the direct route (Rust to the MCP server): recorded here, as it returns.
+            if (options.usage) registry.recordUse(toolName, options.usage)
           } catch (error) {
             fail(callNumber, error)
           }

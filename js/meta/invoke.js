@@ -100,7 +100,9 @@ function createToolInvokeTool(registry, allowedNames, inspectedNames = new Set()
       const innerCallId = `${options.toolCallId}::${admitted.name}`
       admittedCalls.set(options.toolCallId, admitted)
       try {
-        return await admitted.entry.tool.execute(admitted.params, { ...options, toolCallId: innerCallId })
+        const output = await admitted.entry.tool.execute(admitted.params, { ...options, toolCallId: innerCallId })
+        if (opts.usage) registry.recordUse(admitted.name, opts.usage)
+        return output
       } catch (error) {
         admittedCalls.delete(options.toolCallId)
         throw error

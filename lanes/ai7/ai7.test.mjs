@@ -32,6 +32,28 @@ describe('ai@7 lane', () => {
     expect(exposed.warnings).toEqual([])
   })
 
+  it('pins learned from use are loaded up front in sdk-tool-search and openai-append', async () => {
+    const { registry: plain, tools } = createWeatherRegistry(deps)
+    const uses = [1, 2].map(() => ({ tool: 'create_issue', namespace: 'mcp:github', at: Date.now() }))
+    const registry = new ToolRegistry({ logger: { warn() {} }, usageStore: { load: () => uses, record: (use) => void uses.push(use) } })
+    registry.registerMany(plain.getAll())
+    const sdk = await applyDeferExposition(tools, registry, 128_000, { strategy: 'native', provider: 'mock.chat', conversation: {} })
+    expect(sdk.strategy).toBe('sdk-tool-search')
+    expect(sdk.pinned).toEqual(['create_issue'])
+    expect(sdk.tools.create_issue.deferLoading).toBeUndefined()
+    expect(sdk.tools.get_weather.deferLoading).toBe(true)
+    const openai = await applyDeferExposition(tools, registry, 128_000, { strategy: 'append', provider: 'openai.responses', modelId: 'gpt-5.4', conversation: {} })
+    expect(openai.strategy).toBe('openai-append')
+    const definition = (name) => ({ type: 'function', name, description: name, inputSchema: { type: 'object', properties: {} } })
+    const params = { prompt: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], tools: Object.keys(openai.tools).map(definition) }
+    const sent = await openai.middleware.transformParams({ params, type: 'generate' })
+    expect(sent.tools.map((t) => t.name).sort()).toEqual(['create_issue', 'echo', 'tool_search'])
+    // The SDK's direct call of a pinned tool is recorded.
+    await openai.tools.create_issue.execute({ title: 't' }, { toolCallId: 'c', messages: [] })
+    await registry.pins()
+    expect(uses).toHaveLength(3)
+  })
+
   it("sdk-tool-search: core deferLoading + toolSearch ranked by registry.rank; discoveries survive into the next call", async () => {
     const { registry, tools, calls } = createWeatherRegistry(deps)
     const exposed = await applyDeferExposition(tools, registry, 128_000, { strategy: 'auto', provider: 'mock.chat' })

@@ -9,6 +9,7 @@ mod exec;
 mod gateway;
 mod local_model;
 mod mcp;
+mod pins;
 mod provider;
 mod registry;
 mod repair;
