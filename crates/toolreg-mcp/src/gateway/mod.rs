@@ -108,8 +108,8 @@ struct Shared {
     /// server's requests to its client go.
     forwarded: Mutex<BTreeMap<u64, Forwarded>>,
     /// Open `subscriptions/listen` streams (2026-07-28 clients), told about list changes as
-    /// the sessions of older clients are.
-    /// Each with a serial of its own: request ids repeat across clients.
+    /// the sessions of older clients are; each under a serial of its own, as request ids
+    /// repeat across clients.
     listeners: Mutex<Vec<(u64, SubscriptionSink)>>,
     /// Which server each prompt and resource belongs to, and the clients' subscriptions.
     routes: Mutex<features::Routes>,
