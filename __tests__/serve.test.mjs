@@ -486,6 +486,57 @@ describe('toolreg serve over Streamable HTTP', () => {
   }, 60_000)
 })
 
+/**
+ * One request as a client of MCP 2026-07-28 sends it: no session, its revision, capabilities and
+ * identity in `_meta`, the revision and method in headers. Resolves to the HTTP status and the
+ * JSON-RPC answer (the last message of an event stream).
+ */
+async function stateless(url, method, params = {}, capabilities = {}) {
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method }
+  // What the request names (a tool, prompt or resource) goes in a header too, for routers.
+  const name = params.name ?? params.uri
+  if (name) headers['mcp-name'] = name
+  const _meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': capabilities, 'io.modelcontextprotocol/clientInfo': { name: 'raw-2026', version: '1' } }
+  const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: { ...params, _meta } }) })
+  const text = await response.text()
+  const messages = response.headers.get('content-type')?.includes('text/event-stream')
+    ? text.split('\n').filter((line) => line.startsWith('data:') && line.length > 5).map((line) => JSON.parse(line.slice(5)))
+    : [JSON.parse(text)]
+  return { status: response.status, answer: messages.filter((m) => m.id === 7).at(-1) }
+}
+
+describe('toolreg serve answers MCP 2025-11-25 and 2026-07-28 on one endpoint, by what each request asks', () => {
+  it('a 2026-07-28 request: discovery, resultType on forwarded results, MissingRequiredClientCapabilityError (HTTP 400) for an undeclared capability; a 2025-11-25 session alongside gets its own shapes', async () => {
+    const { url } = await startHttp(['--config', configOf(testServer('conformance', ['--conformance'])), '--no-auth'])
+    const discovered = await stateless(url, 'server/discover')
+    expect(discovered.status).toBe(200)
+    expect(discovered.answer.result.supportedVersions).toEqual(expect.arrayContaining(['2025-11-25', '2026-07-28']))
+    expect(discovered.answer.result.capabilities.tools).toBeDefined()
+
+    const called = await stateless(url, 'tools/call', { name: 'test_simple_text', arguments: {} })
+    expect(called.answer.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'This is a simple text response for testing.' }] })
+    const read = await stateless(url, 'resources/read', { uri: 'test://static-text' })
+    expect(read.answer.result).toMatchObject({ resultType: 'complete', ttlMs: expect.any(Number), cacheScope: expect.any(String) })
+    const prompt = await stateless(url, 'prompts/get', { name: 'test_simple_prompt' })
+    expect(prompt.answer.result.resultType).toBe('complete')
+
+    // The server's tool asks the client's model; the request declared no sampling.
+    const refused = await stateless(url, 'tools/call', { name: 'test_sampling', arguments: { prompt: 'hi' } })
+    expect(refused.status).toBe(400)
+    expect(refused.answer.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { sampling: {} } } })
+    // The handshake's requests are not methods of 2026-07-28.
+    expect((await stateless(url, 'ping')).status).toBe(404)
+
+    // A client of the handshake lifecycle on the same endpoint: no resultType, as its revision has none.
+    const client = new Client({ name: 'sdk-http-client', version: '1.0.0' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+    closing.push(() => client.close())
+    const result = await client.callTool({ name: 'test_simple_text', arguments: {} })
+    expect(result.content[0].text).toBe('This is a simple text response for testing.')
+    expect(result).not.toHaveProperty('resultType')
+  }, 60_000)
+})
+
 /** The MCP Inspector's CLI mode (@modelcontextprotocol/inspector 1.0.3, its launcher as published): one method per run, its JSON answer. */
 function inspector(args, extraEnv = {}) {
   const launcher = join(root, 'node_modules', '@modelcontextprotocol', 'inspector', 'cli', 'build', 'cli.js')

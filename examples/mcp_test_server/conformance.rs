@@ -54,6 +54,19 @@ const NO_ARGUMENTS: &[(&str, &str)] = &[
         "test_reconnection",
         "Answers after a pause long enough for a client to reconnect",
     ),
+    // The diagnostic tools of the 2026-07-28 `server-stateless` scenario.
+    (
+        "test_missing_capability",
+        "Asks the client's model, so it needs the sampling capability",
+    ),
+    (
+        "test_streaming_elicitation",
+        "Asks the user for a name while the call runs",
+    ),
+    (
+        "test_logging_tool",
+        "Sends three info log messages while it runs",
+    ),
 ];
 
 pub fn tools() -> Vec<Tool> {
@@ -134,6 +147,29 @@ async fn log_info(context: &RequestContext<RoleServer>, message: &str) {
     let _ = context.peer.notify_logging_message(param).await;
 }
 
+/// Asks the client's model to answer `prompt`; its answer, or the failure, as the tool's result.
+#[allow(deprecated)] // sampling: see the imports
+async fn sample(
+    context: &RequestContext<RoleServer>,
+    prompt: &str,
+) -> Result<CallToolResponse, ErrorData> {
+    let params: CreateMessageRequestParams = serde_json::from_value(json!({
+        "messages": [{ "role": "user", "content": { "type": "text", "text": prompt } }],
+        "maxTokens": 100
+    }))
+    .expect("a sampling request");
+    match context.peer.create_message(params).await {
+        Ok(answer) => {
+            let answer = serde_json::to_value(&answer).unwrap_or_default();
+            let said = answer["content"]["text"].as_str().unwrap_or_default();
+            Ok(text(format!("LLM response: {said}")))
+        }
+        Err(e) => Ok(CallToolResponse::Complete(CallToolResult::error(vec![
+            ContentBlock::text(format!("sampling failed: {e}")),
+        ]))),
+    }
+}
+
 async fn elicit(
     context: &RequestContext<RoleServer>,
     message: &str,
@@ -192,7 +228,7 @@ pub async fn call(
                 r#"{"test":"data","value":123}"#,
             ),
         ]),
-        "test_tool_with_logging" => {
+        "test_tool_with_logging" | "test_logging_tool" => {
             log_info(context, "Tool execution started").await;
             tokio::time::sleep(Duration::from_millis(50)).await;
             log_info(context, "Tool processing data").await;
@@ -217,23 +253,15 @@ pub async fn call(
             }
             Ok(text("Tool with progress executed successfully"))
         }
-        #[allow(deprecated)] // sampling: see the imports
-        "test_sampling" => {
-            let params: CreateMessageRequestParams = serde_json::from_value(json!({
-                "messages": [{ "role": "user", "content": { "type": "text", "text": arg("prompt") } }],
-                "maxTokens": 100
-            }))
-            .expect("a sampling request");
-            match context.peer.create_message(params).await {
-                Ok(answer) => {
-                    let answer = serde_json::to_value(&answer).unwrap_or_default();
-                    let said = answer["content"]["text"].as_str().unwrap_or_default();
-                    Ok(text(format!("LLM response: {said}")))
-                }
-                Err(e) => Ok(CallToolResponse::Complete(CallToolResult::error(vec![
-                    ContentBlock::text(format!("sampling failed: {e}")),
-                ]))),
-            }
+        "test_sampling" => sample(context, arg("prompt")).await,
+        "test_missing_capability" => sample(context, "Say hello").await,
+        "test_streaming_elicitation" => {
+            let requested = json!({
+                "type": "object",
+                "properties": { "name": { "type": "string" } },
+                "required": ["name"]
+            });
+            elicit(context, "Please provide your name", requested).await
         }
         "test_elicitation" => {
             let requested = json!({

@@ -18,7 +18,7 @@ use futures::future::join_all;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, ErrorCode, ErrorData, GetPromptRequestParams,
     GetPromptResult, Prompt, ReadResourceRequestParams, ReadResourceResult, Reference, Resource,
-    ResourceTemplate, ResourceUpdatedNotificationParam,
+    ResourceTemplate, ResourceUpdatedNotificationParam, ServerNotification,
 };
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
@@ -413,6 +413,15 @@ impl Gateway {
                 ServerList::Resources => peer.notify_resource_list_changed().await,
             };
         }
+        self.notify_listeners(match list {
+            ServerList::Prompts => {
+                ServerNotification::PromptListChangedNotification(Default::default())
+            }
+            ServerList::Resources => {
+                ServerNotification::ResourceListChangedNotification(Default::default())
+            }
+        })
+        .await;
     }
 }
 

@@ -23,16 +23,17 @@ use futures::future::BoxFuture;
 // Logging is deprecated for the 2026 protocol (SEP-2577); clients of 2025-06-18 and 2025-11-25,
 // the ones in use, still set levels and read messages.
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation, InitializeResult,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, SubscribeRequestParams, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
+    CompleteRequestParams, CompleteResult, ErrorData, GetPromptRequestParams, GetPromptResponse,
+    Implementation, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ResultType,
+    ServerCapabilities, ServerNotification, SubscribeRequestParams, SubscriptionFilter, Tool,
     UnsubscribeRequestParams,
 };
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -103,11 +104,43 @@ struct Shared {
     log_level: Mutex<LoggingLevel>,
     /// Calls in flight whose client asked for progress: where to send it.
     progress: Mutex<HashMap<u64, (Peer<RoleServer>, ProgressToken)>>,
-    /// Forwarded calls in flight, by call id (so in the order they started): the server each
-    /// went to and the client it serves, where that server's requests to its client go.
-    forwarded: Mutex<BTreeMap<u64, (String, Peer<RoleServer>)>>,
+    /// Forwarded calls in flight, by call id (so in the order they started): where that
+    /// server's requests to its client go.
+    forwarded: Mutex<BTreeMap<u64, Forwarded>>,
+    /// Open `subscriptions/listen` streams (2026-07-28 clients), told about list changes as
+    /// the sessions of older clients are; each under a serial of its own, as request ids
+    /// repeat across clients.
+    listeners: Mutex<Vec<(u64, SubscriptionSink)>>,
     /// Which server each prompt and resource belongs to, and the clients' subscriptions.
     routes: Mutex<features::Routes>,
+}
+
+/// A forwarded call in flight.
+struct Forwarded {
+    /// The server it went to.
+    server: String,
+    /// The client it serves.
+    peer: Peer<RoleServer>,
+    /// The capabilities the request itself declared when it came in at 2026-07-28 (in its
+    /// `_meta`; there is no session), `None` for a client of the handshake lifecycle.
+    request_capabilities: Option<ClientCapabilities>,
+    /// A request of the server this call's client did not declare the capability for: the
+    /// call then fails with MissingRequiredClientCapabilityError instead of a result.
+    missing: Option<ClientRequest>,
+}
+
+/// Whether the request came in at 2026-07-28 or later: stateless, its capabilities in `_meta`.
+fn stateless(context: &RequestContext<RoleServer>) -> bool {
+    // ISO dates compare lexically as they do in time, as rmcp compares them.
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// Marks a result as complete (`resultType`, which 2026-07-28 requires). A server behind the
+/// gateway speaks an older revision and sends none; rmcp strips it again for older clients.
+fn complete_type(result_type: &mut Option<ResultType>) {
+    result_type.get_or_insert(ResultType::COMPLETE);
 }
 
 /// A request a server behind the gateway sends its client, passed on to a client of the gateway.
@@ -151,6 +184,7 @@ impl Gateway {
                 log_level: Mutex::new(LoggingLevel::Info),
                 progress: Mutex::default(),
                 forwarded: Mutex::default(),
+                listeners: Mutex::default(),
                 routes: Mutex::default(),
             }),
         }
@@ -170,6 +204,19 @@ impl Gateway {
         for peer in self.live_peers() {
             // A client that went away meanwhile is simply not told.
             let _ = peer.notify_tool_list_changed().await;
+        }
+        self.notify_listeners(ServerNotification::ToolListChangedNotification(
+            Default::default(),
+        ))
+        .await;
+    }
+
+    /// Sends a list change to the open `subscriptions/listen` streams that asked for it.
+    async fn notify_listeners(&self, notification: ServerNotification) {
+        let listeners = lock(&self.shared.listeners).clone();
+        for (_, sink) in listeners {
+            // The sink drops what its stream did not ask for, and a closed stream is gone.
+            let _ = sink.send(notification.clone()).await;
         }
     }
 
@@ -201,23 +248,41 @@ impl Gateway {
             .as_object_mut()
             .and_then(|params| params.remove("serverId"));
         let server_id = server_id.as_ref().and_then(Value::as_str);
-        let peer = {
-            let forwarded = lock(&self.shared.forwarded);
-            let calls = forwarded.values().rev();
-            calls
-                .clone()
-                .find(|(server, _)| Some(server.as_str()) == server_id)
-                .or_else(|| calls.clone().next())
-                .map(|(_, peer)| peer.clone())
-        }
-        .or_else(|| self.live_peers().pop())
-        .ok_or("no client is connected to the gateway")?;
-        let declared = peer.peer_info().is_some_and(|info| match kind {
-            ClientRequest::Elicitation => info.capabilities.elicitation.is_some(),
-            #[allow(deprecated)] // sampling: see the imports
-            ClientRequest::Sampling => info.capabilities.sampling.is_some(),
-        });
-        if !declared {
+        let call = {
+            let mut forwarded = lock(&self.shared.forwarded);
+            let id = forwarded
+                .iter()
+                .rev()
+                .find(|(_, call)| Some(call.server.as_str()) == server_id)
+                .or_else(|| forwarded.iter().next_back())
+                .map(|(id, _)| *id);
+            id.and_then(|id| forwarded.get_mut(&id)).map(|call| {
+                let Some(capabilities) = &call.request_capabilities else {
+                    return Ok(call.peer.clone());
+                };
+                if !declares(capabilities, kind) {
+                    // The call fails as 2026-07-28 says: the client must declare it first.
+                    call.missing = Some(kind);
+                    return Err(format!("the client did not declare the {kind} capability"));
+                }
+                // A 2026-07-28 client takes no request from the server: it would be asked
+                // through an input-required result, which the gateway does not relay yet.
+                Err(format!(
+                    "the gateway cannot pass {kind} on to a client of protocol version 2026-07-28"
+                ))
+            })
+        };
+        let peer = match call {
+            Some(peer) => peer?,
+            None => self
+                .live_peers()
+                .pop()
+                .ok_or("no client is connected to the gateway")?,
+        };
+        if !peer
+            .peer_info()
+            .is_some_and(|info| declares(&info.capabilities, kind))
+        {
             return Err(format!(
                 "the client connected to the gateway does not support {kind}"
             ));
@@ -283,6 +348,24 @@ impl Gateway {
             .map(drop)
             .map_err(|e| format!("the stdio session ended with an error: {e}"))
     }
+}
+
+/// Whether these capabilities cover a server's request of this kind.
+fn declares(capabilities: &ClientCapabilities, kind: ClientRequest) -> bool {
+    match kind {
+        ClientRequest::Elicitation => capabilities.elicitation.is_some(),
+        #[allow(deprecated)] // sampling: see the imports
+        ClientRequest::Sampling => capabilities.sampling.is_some(),
+    }
+}
+
+/// The capability a MissingRequiredClientCapabilityError names, as a ClientCapabilities object.
+fn required_capability(kind: ClientRequest) -> ClientCapabilities {
+    let key = match kind {
+        ClientRequest::Elicitation => "elicitation",
+        ClientRequest::Sampling => "sampling",
+    };
+    serde_json::from_value(serde_json::json!({ key: {} })).unwrap_or_default()
 }
 
 /// Ends the progress registration of a call however the call ends.
@@ -453,17 +536,35 @@ impl ServerHandler for Gateway {
             _ = context.ct.cancelled() => return Err(ErrorData::internal_error("the call was cancelled", None)),
         };
         in_flight.done = true;
-        match answer {
-            Ok(HostAnswer::Done(result)) => Ok(CallToolResponse::Complete(result)),
+        let mut result = match answer {
+            Ok(HostAnswer::Done(result)) => result,
             Ok(HostAnswer::Forward { server_id, tool }) => {
                 let progress = lock(&self.shared.progress).get(&id).cloned();
-                lock(&self.shared.forwarded).insert(id, (server_id.clone(), context.peer.clone()));
-                self.forward(&server_id, &tool, arguments, progress, context.ct.clone())
-                    .await
-                    .map(CallToolResponse::Complete)
+                let call = Forwarded {
+                    server: server_id.clone(),
+                    peer: context.peer.clone(),
+                    request_capabilities: stateless(&context)
+                        .then(|| context.client_capabilities().unwrap_or_default()),
+                    missing: None,
+                };
+                lock(&self.shared.forwarded).insert(id, call);
+                let result = self
+                    .forward(&server_id, &tool, arguments, progress, context.ct.clone())
+                    .await?;
+                let missing = lock(&self.shared.forwarded)
+                    .get(&id)
+                    .and_then(|call| call.missing);
+                if let Some(kind) = missing {
+                    return Err(ErrorData::missing_required_client_capability(
+                        required_capability(kind),
+                    ));
+                }
+                result
             }
-            Err(message) => Err(ErrorData::invalid_params(message, None)),
-        }
+            Err(message) => return Err(ErrorData::invalid_params(message, None)),
+        };
+        complete_type(&mut result.result_type);
+        Ok(CallToolResponse::Complete(result))
     }
 
     async fn list_prompts(
@@ -481,7 +582,8 @@ impl ServerHandler for Gateway {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let result = self.get_prompt(request, context.ct.clone()).await?;
+        let mut result = self.get_prompt(request, context.ct.clone()).await?;
+        complete_type(&mut result.result_type);
         Ok(GetPromptResponse::Complete(result))
     }
 
@@ -509,7 +611,8 @@ impl ServerHandler for Gateway {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let result = self.read_resource(request, context.ct.clone()).await?;
+        let mut result = self.read_resource(request, context.ct.clone()).await?;
+        complete_type(&mut result.result_type);
         Ok(ReadResourceResponse::Complete(result))
     }
 
@@ -536,6 +639,71 @@ impl ServerHandler for Gateway {
         request: CompleteRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        self.complete(request).await
+        let mut result = self.complete(request).await?;
+        complete_type(&mut result.result_type);
+        Ok(result)
+    }
+
+    /// `subscriptions/listen` (2026-07-28): the list changes the gateway re-announces. Resource
+    /// updates are left out: the gateway subscribes to a server's resource for the sessions of
+    /// older clients only.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = requested.clone();
+        accepted.resource_subscriptions = None;
+        Some(accepted)
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        let serial = self.shared.next_call.fetch_add(1, Ordering::Relaxed);
+        lock(&self.shared.listeners).push((serial, subscription.sink().clone()));
+        subscription.cancelled().await;
+        lock(&self.shared.listeners).retain(|(open, _)| *open != serial);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_capability_is_named_as_a_client_capabilities_object() {
+        // The 2026-07-28 schema: `requiredCapabilities` is a ClientCapabilities object keyed by
+        // the missing capability, not a list of names.
+        let error = ErrorData::missing_required_client_capability(required_capability(
+            ClientRequest::Sampling,
+        ));
+        assert_eq!(error.code.0, -32021);
+        assert_eq!(
+            error.data,
+            Some(serde_json::json!({ "requiredCapabilities": { "sampling": {} } }))
+        );
+        let elicitation = serde_json::to_value(required_capability(ClientRequest::Elicitation))
+            .expect("capabilities serialize");
+        assert_eq!(elicitation, serde_json::json!({ "elicitation": {} }));
+    }
+
+    #[test]
+    fn declared_capabilities_cover_their_own_requests_only() {
+        let sampling = required_capability(ClientRequest::Sampling);
+        assert!(declares(&sampling, ClientRequest::Sampling));
+        assert!(!declares(&sampling, ClientRequest::Elicitation));
+        assert!(!declares(
+            &ClientCapabilities::default(),
+            ClientRequest::Sampling
+        ));
+    }
+
+    #[test]
+    fn a_result_without_a_type_becomes_complete_and_another_type_is_kept() {
+        let mut absent = None;
+        complete_type(&mut absent);
+        assert_eq!(absent, Some(ResultType::COMPLETE));
+        let mut input_required = Some(ResultType::INPUT_REQUIRED);
+        complete_type(&mut input_required);
+        assert_eq!(input_required, Some(ResultType::INPUT_REQUIRED));
     }
 }
