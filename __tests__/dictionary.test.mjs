@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
-import { tool, jsonSchema } from 'ai'
+import { registryOfTools } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
 const { ToolRegistry } = require('../index.js')
@@ -24,20 +24,7 @@ const TOOLS = [
   ['list_issues', 'List the issues of a GitHub repository'],
 ]
 
-function registryWith(options) {
-  const warnings = []
-  const registry = new ToolRegistry({ logger: { warn: (m) => warnings.push(m) }, ...options })
-  registry.registerMany(
-    TOOLS.map(([name, description]) => ({
-      name,
-      namespace: 'demo',
-      description,
-      defer: 'always',
-      tool: tool({ description, inputSchema: jsonSchema({ type: 'object' }), execute: async () => null }),
-    })),
-  )
-  return { registry, warnings }
-}
+const registryWith = (options) => registryOfTools(TOOLS, options)
 
 const names = (hits) => hits.map((h) => h.name)
 

@@ -55,3 +55,19 @@ export function registerTool(registry, name, execute, { schema = { type: 'object
     tool: tool({ description: `${name} tool`, inputSchema: jsonSchema(schema), needsApproval, execute }),
   })
 }
+
+/** A registry made with `options` holding `tools` (`[name, description]` pairs, deferred, doing nothing); its warnings collected. */
+export function registryOfTools(tools, options = {}) {
+  const warnings = []
+  const registry = new ToolRegistry({ logger: { warn: (m) => warnings.push(m) }, ...options })
+  registry.registerMany(
+    tools.map(([name, description]) => ({
+      name,
+      namespace: 'demo',
+      description,
+      defer: 'always',
+      tool: tool({ description, inputSchema: jsonSchema({ type: 'object' }), execute: async () => null }),
+    })),
+  )
+  return { registry, warnings }
+}

@@ -8,10 +8,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
-import { tool, jsonSchema } from 'ai'
+import { registryOfTools } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
-const { ToolRegistry } = require('../index.js')
 const { readableInEnglish } = require('../js/language.js')
 const { resolveLocalModel } = require('../js/localModel.js')
 const root = join(import.meta.dirname, '..')
@@ -23,20 +22,7 @@ const TOOLS = [
   ['create_calendar_event', '在日历中创建会议日程'],
 ]
 
-function registryWith(options) {
-  const warnings = []
-  const registry = new ToolRegistry({ logger: { warn: (m) => warnings.push(m) }, ...options })
-  registry.registerMany(
-    TOOLS.map(([name, description]) => ({
-      name,
-      namespace: 'demo',
-      description,
-      defer: 'always',
-      tool: tool({ description, inputSchema: jsonSchema({ type: 'object' }), execute: async () => null }),
-    })),
-  )
-  return { registry, warnings }
-}
+const registryWith = (options) => registryOfTools(TOOLS, options)
 
 describe('search in the user\'s language', () => {
   it('tells text an English embedder can read from text mostly in another script', () => {

@@ -13,22 +13,12 @@
 // that text, calls the first tool found with `{}`, then answers. Every turn replays the whole
 // conversation so far (response messages kept, exposition rebuilt with `messages` and
 // `conversation`), as a chat app does.
-import { spawnSync } from 'node:child_process'
-import { createRequire } from 'node:module'
-import path from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
-import { ensureNode22, ensureLaneDeps } from '../scripts/ensure-node22.mjs'
+import { loadLane, onNode22, random } from './ai7-lane.mjs'
 import { defaultCatalog } from '../cli/catalog.mjs'
 import { wireName, firstLine } from './catalog.mjs'
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-const lane = path.join(root, 'lanes', 'ai7')
 
-if (Number(process.versions.node.split('.')[0]) < 22) {
-  ensureLaneDeps(lane)
-  const run = spawnSync(ensureNode22(), [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' })
-  process.exit(run.status ?? 1)
-}
+onNode22(import.meta.url)
 
 const SIZES = [100, 1_000, 10_000]
 const EAGER = 5
@@ -36,26 +26,12 @@ const CONVERSATIONS = 3
 const TURNS = 4
 const SEED = 20261203
 
-// toolreg as an app installs it, so its `require('ai')` is the lane's ai@7.
-const { default: installToolreg } = await import(pathToFileURL(path.join(lane, 'install-toolreg.mjs')).href)
-installToolreg()
-const laneRequire = createRequire(path.join(lane, 'package.json'))
-const load = (name) => import(pathToFileURL(laneRequire.resolve(name)).href)
-const { generateText, stepCountIs, tool, jsonSchema } = await load('ai')
-const { createAnthropic } = await load('@ai-sdk/anthropic')
-const { createOpenAI } = await load('@ai-sdk/openai')
-const { ToolRegistry, applyDeferExposition } = laneRequire('toolreg')
+const lanePackages = await loadLane()
+const { generateText, stepCountIs, tool, jsonSchema } = lanePackages.ai
+const { createAnthropic } = lanePackages.anthropic
+const { createOpenAI } = lanePackages.openai
+const { ToolRegistry, applyDeferExposition } = lanePackages.toolreg
 
-/** mulberry32: the same draws on every run. */
-function random(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = Math.imul(a ^ (a >>> 15), a | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 function sample(items, count, next) {
   const pool = items.slice()

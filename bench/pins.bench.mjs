@@ -17,29 +17,20 @@
 // first line (then its name) and call it once found; with the meta-tools it inspects a found
 // tool first and calls it through `tool_invoke` (their documented flow; a verbose search would
 // save the inspect).
-import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
-import { ensureNode22, ensureLaneDeps } from '../scripts/ensure-node22.mjs'
+import { loadLane, onNode22, random } from './ai7-lane.mjs'
 import { dataDir, haveSharedData, defaultCatalog } from '../cli/catalog.mjs'
 import { firstLine, wireName } from './catalog.mjs'
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-const lane = path.join(root, 'lanes', 'ai7')
 const data = dataDir()
 if (!haveSharedData(data)) {
   console.log(`bench:pins: skipped — the shared data set (LiveMCPBench annotations) is not at ${data} (set TOOLREG_DATA to its path).`)
   process.exit(0)
 }
 
-if (Number(process.versions.node.split('.')[0]) < 22) {
-  ensureLaneDeps(lane)
-  const run = spawnSync(ensureNode22(), [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' })
-  process.exit(run.status ?? 1)
-}
+onNode22(import.meta.url)
 
 const SIZES = (process.env.PINS_SIZES ?? '100,1000,10000').split(',').map(Number)
 const CATEGORIES = ['Travel', 'Finance', 'Shopping', 'Lifestyle']
@@ -48,25 +39,12 @@ const LEARN_SHARE = 0.6
 const SEED = 20261203
 const ASSISTANT = 'livemcpbench-assistant'
 
-const { default: installToolreg } = await import(pathToFileURL(path.join(lane, 'install-toolreg.mjs')).href)
-installToolreg()
-const laneRequire = createRequire(path.join(lane, 'package.json'))
-const load = (name) => import(pathToFileURL(laneRequire.resolve(name)).href)
-const { generateText, stepCountIs, tool, jsonSchema } = await load('ai')
-const { createAnthropic } = await load('@ai-sdk/anthropic')
-const { createOpenAI } = await load('@ai-sdk/openai')
-const { ToolRegistry, applyDeferExposition, countTokens } = laneRequire('toolreg')
+const lanePackages = await loadLane()
+const { generateText, stepCountIs, tool, jsonSchema } = lanePackages.ai
+const { createAnthropic } = lanePackages.anthropic
+const { createOpenAI } = lanePackages.openai
+const { ToolRegistry, applyDeferExposition, countTokens } = lanePackages.toolreg
 
-/** mulberry32: the same draws on every run. */
-function random(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = Math.imul(a ^ (a >>> 15), a | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 function shuffle(items, next) {
   const out = items.slice()
   for (let i = out.length - 1; i > 0; i--) {
