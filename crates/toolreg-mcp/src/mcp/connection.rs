@@ -777,42 +777,40 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for DiscoverProbe<T> {
         self.inner.send(item)
     }
 
-    fn receive(&mut self) -> impl Future<Output = Option<ServerJsonRpcMessage>> + Send {
-        async move {
-            let message = loop {
-                let message = self.inner.receive().await?;
-                let answers_probe = match &message {
-                    ServerJsonRpcMessage::Response(r) => self.pending.as_ref() == Some(&r.id),
-                    ServerJsonRpcMessage::Error(e) => {
-                        e.id.is_some() && self.pending.as_ref() == e.id.as_ref()
-                    }
-                    _ => false,
-                };
-                if answers_probe && self.abandoned {
-                    self.pending = None;
-                    continue;
+    async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
+        let message = loop {
+            let message = self.inner.receive().await?;
+            let answers_probe = match &message {
+                ServerJsonRpcMessage::Response(r) => self.pending.as_ref() == Some(&r.id),
+                ServerJsonRpcMessage::Error(e) => {
+                    e.id.is_some() && self.pending.as_ref() == e.id.as_ref()
                 }
-                break message;
+                _ => false,
             };
-            let ServerJsonRpcMessage::Response(response) = message else {
-                return Some(message);
-            };
-            if self.pending.as_ref() != Some(&response.id) {
-                return Some(ServerJsonRpcMessage::Response(response));
+            if answers_probe && self.abandoned {
+                self.pending = None;
+                continue;
             }
-            self.pending = None;
-            if matches!(response.result, ServerResult::DiscoverResult(_)) {
-                return Some(ServerJsonRpcMessage::Response(response));
-            }
-            Some(ServerJsonRpcMessage::error(
-                rmcp::ErrorData::new(
-                    rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                    "the server answered server/discover with something else",
-                    None,
-                ),
-                Some(response.id),
-            ))
+            break message;
+        };
+        let ServerJsonRpcMessage::Response(response) = message else {
+            return Some(message);
+        };
+        if self.pending.as_ref() != Some(&response.id) {
+            return Some(ServerJsonRpcMessage::Response(response));
         }
+        self.pending = None;
+        if matches!(response.result, ServerResult::DiscoverResult(_)) {
+            return Some(ServerJsonRpcMessage::Response(response));
+        }
+        Some(ServerJsonRpcMessage::error(
+            rmcp::ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "the server answered server/discover with something else",
+                None,
+            ),
+            Some(response.id),
+        ))
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
