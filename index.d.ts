@@ -427,9 +427,15 @@ export declare function createToolExecTool(registry: ToolRegistry, opts?: ToolEx
 export declare function schemaToJSDoc(name: string, description: string, schema: object): string
 
 export type McpServerConfig =
-  | { id: string; name?: string; type: 'stdio'; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
-  | { id: string; name?: string; type: 'streamableHttp'; url: string; headers?: Record<string, string>; oauth?: McpOAuthClient }
+  | { id: string; name?: string; type: 'stdio'; command: string; args?: string[]; env?: Record<string, string>; cwd?: string; protocolVersion?: McpProtocolVersion }
+  | { id: string; name?: string; type: 'streamableHttp'; url: string; headers?: Record<string, string>; oauth?: McpOAuthClient; protocolVersion?: McpProtocolVersion }
   | { id: string; name?: string; type: 'sse'; url: string; headers?: Record<string, string>; oauth?: McpOAuthClient }
+
+/**
+ * An MCP revision to pin a server to. Without one the hub tries 2026-07-28 (`server/discover`,
+ * no session) and falls back to the `initialize` handshake of an older server.
+ */
+export type McpProtocolVersion = '2026-07-28' | '2025-11-25' | '2025-06-18' | '2025-03-26' | '2024-11-05'
 
 /** A client registered with the server's authorization server beforehand, and scopes to ask for. */
 export interface McpOAuthClient {

@@ -9,19 +9,24 @@ import { testServer } from './mcpServers.mjs'
 let hub
 afterEach(() => hub?.close())
 
-async function ask(onElicitation) {
-  hub = new McpHub({ servers: [testServer('t')], ...(onElicitation && { onElicitation }) })
+// The server's own `elicitation/create` and `sampling/createMessage` requests exist up to
+// 2025-11-25 (the hub pins that revision for them); from 2026-07-28 on a server asks through an
+// `input_required` result, answered by the same callbacks (`pin` left out).
+const SESSION_ERA = '2025-11-25'
+
+async function ask(onElicitation, pin) {
+  hub = new McpHub({ servers: [{ ...testServer('t'), ...(pin && { protocolVersion: pin }) }], ...(onElicitation && { onElicitation }) })
   const result = await hub.callTool('t', 'ask', {}, { timeoutMs: 20_000 })
   return result.content[0].text
 }
 
 describe('McpHub elicitation', () => {
-  it("hands the server's question to onElicitation and fills in the defaults the answer left out", async () => {
+  it.each([['2026-07-28'], [SESSION_ERA]])("hands the server's question to onElicitation and fills in the defaults the answer left out (%s)", async (revision) => {
     const asked = []
     const answer = await ask(async (request) => {
       asked.push(request)
       return { action: 'accept', content: { age: 41 } }
-    })
+    }, revision)
     expect(JSON.parse(answer)).toEqual({ action: 'accept', content: { age: 41, name: 'Ada' } })
     expect(asked).toHaveLength(1)
     expect(asked[0]).toMatchObject({ serverId: 't', message: 'Who are you?', requestedSchema: { type: 'object' } })
@@ -32,14 +37,18 @@ describe('McpHub elicitation', () => {
   })
 
   it('without onElicitation declares no capability, so the server cannot ask', async () => {
-    const answer = await ask()
+    const answer = await ask(undefined, SESSION_ERA)
     expect(answer).toMatch(/^elicitation failed/)
+  })
+
+  it('at 2026-07-28 a question the host cannot answer fails the call, saying why', async () => {
+    await expect(ask()).rejects.toMatchObject({ code: 'TOOLREG_MCP_CALL', message: expect.stringMatching(/does not support elicitation/) })
   })
 
   it('a failing onElicitation fails that request at the server, and the hub carries on', async () => {
     const answer = await ask(async () => {
       throw new Error('dialog crashed')
-    })
+    }, SESSION_ERA)
     expect(answer).toMatch(/^elicitation failed: .*dialog crashed/)
     const echoed = await hub.callTool('t', 'echo', { text: 'still here' })
     expect(echoed.content[0].text).toBe('still here')
@@ -52,7 +61,7 @@ describe('McpHub elicitation', () => {
 
 describe('McpHub sampling', () => {
   async function sample(onSampling) {
-    hub = new McpHub({ servers: [testServer('c', ['--conformance'])], ...(onSampling && { onSampling }) })
+    hub = new McpHub({ servers: [{ ...testServer('c', ['--conformance']), protocolVersion: SESSION_ERA }], ...(onSampling && { onSampling }) })
     return hub.callTool('c', 'test_sampling', { prompt: 'Name a colour' }, { timeoutMs: 20_000 })
   }
 

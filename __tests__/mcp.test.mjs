@@ -225,7 +225,8 @@ describe('McpHub fault cases with our rmcp test server', () => {
 
   it("hears a subscribed resource's updates through onResourceUpdated, and stops at unsubscribe", async () => {
     const updates = []
-    const hub = new McpHub({ servers: [testServer('watched', ['--conformance'])], onResourceUpdated: (u) => updates.push(u) })
+    // resources/subscribe belongs to the session era (2026-07-28 has subscriptions/listen).
+    const hub = new McpHub({ servers: [{ ...testServer('watched', ['--conformance']), protocolVersion: '2025-11-25' }], onResourceUpdated: (u) => updates.push(u) })
     try {
       await hub.subscribeResource('watched', 'test://watched-resource')
       for (let i = 0; i < 100 && updates.length === 0; i++) await new Promise((r) => setTimeout(r, 10))

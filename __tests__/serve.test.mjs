@@ -23,7 +23,7 @@ const env = cliEnv({ TOOLREG_CACHE_DIR: cache, TOOLREG_CONFIG_DIR: mkdtempSync(j
 /** A config file in the format the CLI reads, from hub server configs. */
 function configOf(...servers) {
   return writeConfig({
-    mcpServers: Object.fromEntries(servers.map(({ id, command, args, env: serverEnv }) => [id, { command, args, ...(serverEnv && { env: serverEnv }) }])),
+    mcpServers: Object.fromEntries(servers.map(({ id, command, args, env: serverEnv, protocolVersion }) => [id, { command, args, ...(serverEnv && { env: serverEnv }), ...(protocolVersion && { protocolVersion }) }])),
   })
 }
 
@@ -126,7 +126,9 @@ describe('toolreg serve over stdio, with the official MCP SDK client', () => {
 
   it("passes the servers' prompts, resources and completions through; a prompt name two servers share gets the server's prefix", async () => {
     const twin = referenceServer('everything', 'twin', 'twin')
-    const { client, transport } = await stdioClient(['--config', configOf(referenceServer('everything'), twin, testServer('conformance', ['--conformance']))])
+    // Pinned: resources/subscribe (below) belongs to the session era of the server behind.
+    const conformance = { ...testServer('conformance', ['--conformance']), protocolVersion: '2025-11-25' }
+    const { client, transport } = await stdioClient(['--config', configOf(referenceServer('everything'), twin, conformance)])
     closing.push(() => client.close())
     let stderr = ''
     transport.stderr.on('data', (chunk) => (stderr += chunk))
@@ -363,7 +365,8 @@ describe('toolreg serve: approval, profiles, faults and shutdown', () => {
   }, 60_000)
 
   it("passes a server's sampling request to a client that can sample, and refuses it for one that cannot", async () => {
-    const file = configOf(testServer('conformance', ['--conformance']))
+    // Pinned: the server behind sends `sampling/createMessage`, a request of the session era.
+    const file = configOf({ ...testServer('conformance', ['--conformance']), protocolVersion: '2025-11-25' })
     const { CreateMessageRequestSchema } = await import('@modelcontextprotocol/sdk/types.js')
     const sampler = new Client({ name: 'sampling-client', version: '1.0.0' }, { capabilities: { sampling: {} } })
     sampler.setRequestHandler(CreateMessageRequestSchema, async (request) => ({

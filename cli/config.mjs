@@ -189,6 +189,7 @@ function serverConfig(id, raw, ctx) {
     const args = raw.args ?? []
     if (!Array.isArray(args) || args.some((a) => typeof a !== 'string')) throw new ConfigError(ctx.file, `${ctx.key}.args`, 'expected an array of strings')
     const cwd = stringField(raw, 'cwd', ctx)
+    const protocolVersion = stringField(raw, 'protocolVersion', ctx)
     const config = {
       id,
       name,
@@ -197,6 +198,8 @@ function serverConfig(id, raw, ctx) {
       args: args.map((a, i) => substitute(a, `${ctx.key}.args[${i}]`, ctx)),
       env: stringMap(raw, 'env', ctx) ?? {},
       ...(cwd && { cwd: resolve(dirname(ctx.file), cwd) }),
+      // Pins the MCP revision (the hub checks the value); without it the hub chooses.
+      ...(protocolVersion && { protocolVersion }),
     }
     return { config, key: ctx.key, display: [command, ...config.args].map(shellQuote).join(' ') }
   }
@@ -206,6 +209,9 @@ function serverConfig(id, raw, ctx) {
     throw new ConfigError(ctx.file, `${ctx.key}.${urlField}`, `${JSON.stringify(url)} is not an http:// or https:// URL`)
   }
   const config = { id, name, type, url, headers: stringMap(raw, 'headers', ctx) ?? {} }
+  const protocolVersion = stringField(raw, 'protocolVersion', ctx)
+  // The legacy SSE transport has one revision only (2024-11-05): nothing to pin.
+  if (protocolVersion && type !== 'sse') config.protocolVersion = protocolVersion
   // Claude Code's `oauth`: a pre-registered client, and the loopback port it was registered with.
   const oauth = isPlainObject(raw.oauth) ? raw.oauth : {}
   const clientId = stringField(oauth, 'clientId', { ...ctx, key: `${ctx.key}.oauth` })

@@ -2,8 +2,8 @@
 // The MCP client that the official conformance suite drives:
 //   conformance client --command "node scripts/conformance-client.mjs" --scenario <name>
 // The suite starts the scenario's test server, appends its URL to the command and sets
-// MCP_CONFORMANCE_SCENARIO (and, for scenarios with a pre-registered OAuth client,
-// MCP_CONFORMANCE_CONTEXT with its client_id and client_secret). This client uses McpHub exactly
+// MCP_CONFORMANCE_SCENARIO (and MCP_CONFORMANCE_CONTEXT: a pre-registered OAuth client's
+// client_id and client_secret, or the tool calls a scenario wants made). This client uses McpHub exactly
 // as a host would, with no path of its own per scenario: it lists the server's tools and calls
 // each one with arguments built from its input schema, accepting any elicitation, then closes.
 // Its "browser" for OAuth is a user who approves at once: it follows the authorization page's
@@ -64,13 +64,20 @@ const hub = new McpHub({
 })
 let failed = false
 try {
+  // A scenario may name the calls to make and their exact arguments (`toolCalls` in its
+  // context: values that need header encoding, parameters left out); a host would have them
+  // from its model. Without that, every tool is called with arguments built from its schema.
+  const planned = Array.isArray(context.toolCalls) ? new Map(context.toolCalls.map((call) => [call.name, call.arguments ?? {}])) : null
   for (const tool of await hub.listTools('scenario')) {
-    const args = sample({ type: 'object', ...tool.inputSchema })
+    if (planned && !planned.has(tool.name)) continue
+    const args = planned ? planned.get(tool.name) : sample({ type: 'object', ...tool.inputSchema })
     try {
       const result = await hub.callTool('scenario', tool.name, args)
       console.log(JSON.stringify({ tool: tool.name, args, isError: result.isError === true }))
     } catch (error) {
-      failed = true
+      // A server that answers a call with a JSON-RPC error (a scenario that offers a tool only
+      // to be listed) answered it: the client did its part. Anything else is the client's.
+      if (error.code !== 'TOOLREG_MCP_CALL') failed = true
       console.error(`${tool.name}: ${error.code ?? ''} ${error.message}`)
     }
   }

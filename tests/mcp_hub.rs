@@ -5,7 +5,7 @@
 #![cfg(unix)]
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
@@ -74,6 +74,7 @@ fn stdio(id: &str, args: &[&str]) -> ServerConfig {
         args: args.iter().map(|s| s.to_string()).collect(),
         env: Default::default(),
         cwd: None,
+        protocol_version: None,
     }
 }
 
@@ -182,7 +183,8 @@ async fn lists_calls_and_reports_status() {
 
     let st = status_of(&hub, "a");
     assert_eq!(st.state, ConnectionState::Connected);
-    assert_eq!(st.protocol_version.as_deref(), Some("2025-11-25"));
+    // The test server speaks both revisions: the hub picks the current one.
+    assert_eq!(st.protocol_version.as_deref(), Some("2026-07-28"));
     assert_eq!(st.tools_cached, Some(tools.len()));
     assert!(st.pid.is_some());
     assert!(st.last_error.is_none());
@@ -586,6 +588,119 @@ async fn old_protocol_version_is_accepted() {
     hub.close().await;
 }
 
+/// A Streamable HTTP config of the test server on `port`, pinned to `pin` when given.
+fn http_config(id: &str, port: u16, pin: Option<&str>) -> ServerConfig {
+    ServerConfig::StreamableHttp {
+        id: id.into(),
+        name: String::new(),
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        headers: Default::default(),
+        oauth: None,
+        protocol_version: pin.map(str::to_owned),
+    }
+}
+
+/// A server that speaks only 2026-07-28 (it refuses `initialize`): the hub finds that out by
+/// itself, over HTTP and over stdio, and lists and calls its tools statelessly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_of_the_current_revision_only_is_spoken_to_without_a_handshake() {
+    let (mut server, port) = http_server(&["--protocol", "2026-07-28"]).await;
+    let hub = hub(vec![
+        http_config("http", port, None),
+        stdio("stdio", &["--protocol", "2026-07-28"]),
+    ]);
+    for id in ["http", "stdio"] {
+        let tools = hub.list_tools(id, T).await.unwrap();
+        assert!(tools.iter().any(|t| t.name == "echo"), "{id}: {tools:?}");
+        assert_eq!(
+            status_of(&hub, id).protocol_version.as_deref(),
+            Some("2026-07-28"),
+            "{id}"
+        );
+        let r = call(&hub, id, "echo", json!({"text": id})).await.unwrap();
+        assert_eq!(text(&r), id);
+        let r = call(&hub, id, "add", json!({"a": 2, "b": 3}))
+            .await
+            .unwrap();
+        assert_eq!(r["structuredContent"]["sum"], json!(5.0), "{id}: {r}");
+    }
+    hub.close().await;
+    server.kill().await.unwrap();
+}
+
+/// A server asking the user: by `elicitation/create` when the hub pins the handshake era, by an
+/// `input_required` result at 2026-07-28. Both reach the host's elicitation handler (its
+/// defaults filled in), and the 2026 call is retried with the answer and the request state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_required_results_are_answered_by_the_host() {
+    let (mut server, port) = http_server(&[]).await;
+    /// A user who accepts every form as proposed, counting the forms and their messages.
+    struct Accepting(Mutex<Vec<Value>>);
+    impl AskHost for Accepting {
+        fn ask(&self, request: Value) -> AskFuture {
+            self.0.lock().unwrap().push(request["message"].clone());
+            Box::pin(async { Ok(json!({ "action": "accept", "content": {} })) })
+        }
+    }
+    let user = Arc::new(Accepting(Mutex::default()));
+    let elicitor = AskHostHandle(user.clone());
+    let hub = McpHub::with_options(
+        vec![
+            http_config("current", port, None),
+            http_config("session", port, Some("2025-11-25")),
+        ],
+        HubOptions {
+            elicitor: Some(elicitor),
+            ..HubOptions::default()
+        },
+    )
+    .unwrap();
+    for id in ["current", "session"] {
+        let r = call(&hub, id, "ask", json!({})).await.unwrap();
+        let answer: Value = serde_json::from_str(text(&r)).unwrap_or_default();
+        assert_eq!(
+            answer,
+            json!({ "action": "accept", "content": { "name": "Ada", "age": 36 } }),
+            "{id}: {r}"
+        );
+    }
+    assert_eq!(*user.0.lock().unwrap(), vec![json!("Who are you?"); 2]);
+    hub.close().await;
+    server.kill().await.unwrap();
+}
+
+/// Unpinned, a server of both revisions is spoken to at the current one; `protocolVersion`
+/// pins the handshake era; a pin the server cannot honour fails the connect instead of being
+/// silently replaced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_revision_is_chosen_per_server_and_can_be_pinned() {
+    let (mut both, port) = http_server(&[]).await;
+    let (mut current_only, current_port) = http_server(&["--protocol", "2026-07-28"]).await;
+    let hub = hub(vec![
+        http_config("auto", port, None),
+        http_config("pinned", port, Some("2025-11-25")),
+        http_config("impossible", current_port, Some("2025-11-25")),
+    ]);
+    for (id, version) in [("auto", "2026-07-28"), ("pinned", "2025-11-25")] {
+        let r = call(&hub, id, "echo", json!({"text": id})).await.unwrap();
+        assert_eq!(text(&r), id);
+        assert_eq!(
+            status_of(&hub, id).protocol_version.as_deref(),
+            Some(version),
+            "{id}"
+        );
+    }
+    let e = hub.list_tools("impossible", T).await.unwrap_err();
+    assert_eq!(e.code(), "TOOLREG_MCP_CONNECT", "{e}");
+    let bad = McpHub::new(vec![http_config("bad", port, Some("2099-01-01"))])
+        .err()
+        .unwrap();
+    assert_eq!(bad.code(), "TOOLREG_MCP_INVALID_CONFIG");
+    hub.close().await;
+    both.kill().await.unwrap();
+    current_only.kill().await.unwrap();
+}
+
 /// Starts the test server on 127.0.0.1:0 and returns it with its port.
 async fn http_server(extra: &[&str]) -> (tokio::process::Child, u16) {
     let mut child = tokio::process::Command::new(server_bin())
@@ -622,6 +737,7 @@ async fn streamable_http_and_legacy_sse_on_loopback() {
             url: format!("http://127.0.0.1:{port}/mcp"),
             headers: [("X-Test".to_owned(), "1".to_owned())].into(),
             oauth: None,
+            protocol_version: None,
         },
         ServerConfig::Sse {
             id: "sse".into(),
@@ -738,6 +854,7 @@ async fn http_connect_errors_are_reported() {
             url: format!("http://127.0.0.1:{port}/mcp"),
             headers: Default::default(),
             oauth: None,
+            protocol_version: None,
         },
     ]);
     for id in ["sse", "http"] {
@@ -901,6 +1018,7 @@ async fn a_command_that_cannot_start_is_a_connect_error() {
         args: vec![],
         env: Default::default(),
         cwd: None,
+        protocol_version: None,
     }]);
     let e = hub.list_tools("bad", T).await.unwrap_err();
     assert_eq!(e.code(), "TOOLREG_MCP_CONNECT");
@@ -929,6 +1047,7 @@ fn shell_server_hub(id: &str, script: String, backoff: Duration) -> McpHub {
         args: vec!["-c".into(), script],
         env: Default::default(),
         cwd: None,
+        protocol_version: None,
     };
     let options = HubOptions {
         reconnect_backoff: backoff,
@@ -1057,6 +1176,7 @@ async fn reference_servers_from_node_modules() {
             args: vec!["stdio".into()],
             env: Default::default(),
             cwd: None,
+            protocol_version: None,
         },
         ServerConfig::Stdio {
             id: "memory".into(),
@@ -1069,6 +1189,7 @@ async fn reference_servers_from_node_modules() {
             )]
             .into(),
             cwd: None,
+            protocol_version: None,
         },
     ]);
     let tools = hub
@@ -1096,6 +1217,7 @@ async fn reference_servers_from_node_modules() {
             args: vec![],
             env: Default::default(),
             cwd: None,
+            protocol_version: None,
         })
         .unwrap();
         let tools = hub

@@ -16,7 +16,8 @@
 //!   cancellation, counted by `cancelled_count`), `crash` (exits mid-call with status 3),
 //!   `big {mb}` (text of N MiB), `image` (a PNG content block), `toggle` (adds/removes tool
 //!   `toggled` and emits tools/list_changed), `storm {count}` (emits N list_changed),
-//!   `fail` (isError result), `progress {steps}` (progress notifications), `log {text}` (a
+//!   `fail` (isError result), `ask` (a form: `elicitation/create`, or an `input_required`
+//!   result at 2026-07-28), `progress {steps}` (progress notifications), `log {text}` (a
 //!   warning log message), `stderr {text, repeat}`, `pid`, `grandchild_pid`, `list_count`
 //!   (tools/list requests answered), plus
 //!   `--tools N` generated tools `gen_00000`… served in pages of `--page-size` (100).
@@ -510,8 +511,12 @@ impl ServerHandler for TestServer {
             }
             "cancelled_count" => Ok(text(CANCELLED.load(Ordering::SeqCst).to_string())),
             "ask" => {
-                // Asks the client's user for a name and an age, both with defaults (SEP-1034).
-                let params = serde_json::from_value(json!({
+                // Asks the client's user for a name and an age, both with defaults (SEP-1034):
+                // by `elicitation/create` in a session of the handshake era, by an
+                // `input_required` result from 2026-07-28 on (retried with the answer and the
+                // request state, which must come back untouched).
+                const STATE: &str = "asked-who";
+                let form = json!({
                     "mode": "form",
                     "message": "Who are you?",
                     "requestedSchema": {
@@ -521,8 +526,34 @@ impl ServerHandler for TestServer {
                             "age": { "type": "integer", "default": 36 }
                         }
                     }
-                }))
-                .expect("a form elicitation");
+                });
+                if context
+                    .protocol_version()
+                    .is_some_and(|v| !v.has_initialize())
+                {
+                    return match (&request.input_responses, request.request_state.as_deref()) {
+                        (Some(answers), Some(STATE)) => Ok(text(
+                            answers.get("who").map(Value::to_string).unwrap_or_default(),
+                        )),
+                        (_, Some(other)) => Err(ErrorData::invalid_params(
+                            format!("request state {other:?} is not the one this server sent"),
+                            None,
+                        )),
+                        (_, None) => {
+                            let input = serde_json::from_value(
+                                json!({ "method": "elicitation/create", "params": form }),
+                            )
+                            .expect("an input request");
+                            Ok(CallToolResponse::InputRequired(
+                                rmcp::model::InputRequiredResult::new(
+                                    Some([("who".to_owned(), input)].into()),
+                                    Some(STATE.to_owned()),
+                                ),
+                            ))
+                        }
+                    };
+                }
+                let params = serde_json::from_value(form).expect("a form elicitation");
                 match context.peer.create_elicitation(params).await {
                     Ok(answer) => Ok(text(serde_json::to_string(&answer).unwrap_or_default())),
                     Err(e) => Ok(text(format!("elicitation failed: {e}"))),

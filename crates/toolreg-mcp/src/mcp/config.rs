@@ -1,11 +1,12 @@
 //! Server configuration, in the shape JS passes it: `{ id, name, type: "stdio", command, args?,
-//! env?, cwd? }`, `{ id, name, type: "streamableHttp", url, headers?, oauth? }`, `{ id, name,
-//! type: "sse", url, headers?, oauth? }`.
+//! env?, cwd?, protocolVersion? }`, `{ id, name, type: "streamableHttp", url, headers?, oauth?,
+//! protocolVersion? }`, `{ id, name, type: "sse", url, headers?, oauth? }`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use rmcp::model::ProtocolVersion;
 use serde::{Deserialize, Serialize};
 
 use super::McpError;
@@ -32,6 +33,10 @@ pub enum ServerConfig {
         env: HashMap<String, String>,
         #[serde(default)]
         cwd: Option<PathBuf>,
+        /// Pins the MCP revision (`"2026-07-28"`, `"2025-11-25"`, ...); without it the hub
+        /// tries the current revision and falls back to the `initialize` handshake.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        protocol_version: Option<String>,
     },
     /// MCP Streamable HTTP (protocol 2025-03-26 and later).
     #[serde(alias = "http", alias = "streamable-http", alias = "streamable_http")]
@@ -45,6 +50,9 @@ pub enum ServerConfig {
         /// A pre-registered OAuth client and the scopes to ask for; OAuth works without it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         oauth: Option<OAuthSettings>,
+        /// Pins the MCP revision, as for stdio.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        protocol_version: Option<String>,
     },
     /// The legacy MCP 2024-11-05 "HTTP with SSE" transport.
     Sse {
@@ -105,6 +113,22 @@ impl ServerConfig {
         }
     }
 
+    /// The revision the config pins, if any. The legacy SSE transport has only the 2024-11-05
+    /// handshake, so it pins nothing.
+    pub fn pinned_protocol_version(&self) -> Option<ProtocolVersion> {
+        match self {
+            ServerConfig::Stdio {
+                protocol_version, ..
+            }
+            | ServerConfig::StreamableHttp {
+                protocol_version, ..
+            } => protocol_version
+                .as_deref()
+                .and_then(|v| known_protocol_version(v.trim())),
+            ServerConfig::Sse { .. } => None,
+        }
+    }
+
     /// `"stdio" | "streamableHttp" | "sse"`, as in the config's `type`.
     pub fn transport(&self) -> &'static str {
         match self {
@@ -124,8 +148,14 @@ impl ServerConfig {
             ));
         }
         match &mut self {
-            ServerConfig::Stdio { name, command, .. } => {
+            ServerConfig::Stdio {
+                name,
+                command,
+                protocol_version,
+                ..
+            } => {
                 fill_name(name, &id);
+                check_protocol_version(&id, protocol_version.as_deref())?;
                 if command.trim().is_empty() {
                     return Err(McpError::InvalidConfig(format!(
                         "server {id:?}: `command` must not be empty"
@@ -133,9 +163,18 @@ impl ServerConfig {
                 }
             }
             ServerConfig::StreamableHttp {
-                name, url, headers, ..
+                name,
+                url,
+                headers,
+                protocol_version,
+                ..
+            } => {
+                fill_name(name, &id);
+                check_protocol_version(&id, protocol_version.as_deref())?;
+                check_url(&id, url)?;
+                header_map(&id, headers)?;
             }
-            | ServerConfig::Sse {
+            ServerConfig::Sse {
                 name, url, headers, ..
             } => {
                 fill_name(name, &id);
@@ -150,6 +189,30 @@ impl ServerConfig {
 fn fill_name(name: &mut String, id: &str) {
     if name.trim().is_empty() {
         *name = id.to_owned();
+    }
+}
+
+/// A revision this client speaks, by its date.
+fn known_protocol_version(version: &str) -> Option<ProtocolVersion> {
+    ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .find(|known| known.as_str() == version)
+        .cloned()
+}
+
+fn check_protocol_version(id: &str, version: Option<&str>) -> Result<(), McpError> {
+    match version {
+        Some(v) if known_protocol_version(v.trim()).is_none() => {
+            let known: Vec<&str> = ProtocolVersion::KNOWN_VERSIONS
+                .iter()
+                .map(ProtocolVersion::as_str)
+                .collect();
+            Err(McpError::InvalidConfig(format!(
+                "server {id:?}: protocolVersion {v:?} is not one this client speaks ({})",
+                known.join(", ")
+            )))
+        }
+        _ => Ok(()),
     }
 }
 

@@ -13,17 +13,21 @@ use futures::future::{BoxFuture, Shared, WeakShared};
 use rmcp::model::LoggingMessageNotificationParam;
 // Sampling too is deprecated for the 2026 protocol (SEP-2577); servers still ask for it.
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
-    Implementation, ProgressNotificationParam, ProtocolVersion, ResourceUpdatedNotificationParam,
-    Tool,
+    ClientCapabilities, ClientConfig, ClientJsonRpcMessage, ClientRequest, ElicitRequestParams,
+    ElicitResult, ElicitationCapability, Implementation, InputRequest, InputRequiredResult,
+    InputResponses, ProgressNotificationParam, ProtocolVersion, RequestId,
+    ResourceUpdatedNotificationParam, ServerJsonRpcMessage, ServerResult, Tool,
 };
 #[allow(deprecated)]
 use rmcp::model::{CreateMessageRequestParams, CreateMessageResult};
-use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::service::{
+    ClientLifecycleMode, NotificationContext, RequestContext, RunningService,
+    serve_client_with_lifecycle_and_ct,
+};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
-use rmcp::{ClientHandler, Peer, RoleClient, ServiceError, ServiceExt};
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, Transport};
+use rmcp::{ClientHandler, Peer, RoleClient, ServiceError};
 use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -53,6 +57,53 @@ pub(crate) struct ConnectParams {
     pub http: Result<reqwest::Client, String>,
     /// OAuth of a remote server that has no configured `Authorization` header.
     pub auth: Option<Arc<ServerAuth>>,
+    /// The revision this server spoke on its last connection, if that one succeeded: the next
+    /// connect speaks it at once instead of probing again.
+    pub remembered: Option<ProtocolVersion>,
+}
+
+impl ConnectParams {
+    /// How to open the MCP lifecycle: the pinned or remembered revision as it is (the
+    /// `initialize` handshake up to 2025-11-25, `server/discover` from 2026-07-28 on);
+    /// otherwise probe with `server/discover` at the current revision and fall back to the
+    /// handshake when the server answers as an older one. The legacy SSE transport predates
+    /// the probe.
+    fn lifecycle(&self) -> (ClientLifecycleMode, ProtocolVersion) {
+        let fixed = self
+            .config
+            .pinned_protocol_version()
+            .or_else(|| self.remembered.clone());
+        match (&self.config, fixed) {
+            (ServerConfig::Sse { .. }, _) => (
+                ClientLifecycleMode::Initialize,
+                ProtocolVersion::V_2024_11_05,
+            ),
+            (_, Some(version)) if version.has_initialize() => {
+                (ClientLifecycleMode::Initialize, version)
+            }
+            (_, Some(version)) => (
+                ClientLifecycleMode::Discover {
+                    preferred_versions: vec![version],
+                },
+                ProtocolVersion::LATEST_WITH_INITIALIZE,
+            ),
+            (_, None) => (
+                ClientLifecycleMode::Auto {
+                    // Newest first. The older ones matter only for a server that knows
+                    // `server/discover` but was restricted to an older revision: it answers the
+                    // probe with the versions it has, and rmcp asks again with one of them
+                    // instead of giving up.
+                    preferred_versions: ProtocolVersion::KNOWN_VERSIONS
+                        .iter()
+                        .rev()
+                        .cloned()
+                        .collect(),
+                    legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+                },
+                ProtocolVersion::LATEST_WITH_INITIALIZE,
+            ),
+        }
+    }
 }
 
 /// Why a connect attempt did not produce a connection. `Clone`: one attempt is shared.
@@ -159,10 +210,18 @@ pub(crate) struct HubClient {
     info: ClientConfig,
     tools: Arc<ToolCache>,
     server_id: String,
-    elicitor: Option<AskHostHandle>,
-    sampler: Option<AskHostHandle>,
+    asker: Arc<Asker>,
     events: Option<HubEventsHandle>,
     progress: Arc<ProgressRoutes>,
+}
+
+/// Hands what a server asks of the client to the host: the same answers whether the server
+/// sent a request of its own (`elicitation/create`, 2025-11-25) or returned it in an
+/// `input_required` result (2026-07-28).
+pub(crate) struct Asker {
+    server_id: String,
+    elicitor: Option<AskHostHandle>,
+    sampler: Option<AskHostHandle>,
 }
 
 impl ClientHandler for HubClient {
@@ -227,6 +286,26 @@ impl ClientHandler for HubClient {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, rmcp::ErrorData> {
+        self.asker.elicit(request).await
+    }
+
+    #[allow(deprecated)] // sampling: see the imports
+    async fn create_message(
+        &self,
+        request: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, rmcp::ErrorData> {
+        self.asker.sample(request).await
+    }
+}
+
+impl Asker {
+    /// A form for the user, with the schema's defaults filled in where the host left a field
+    /// out (SEP-1034).
+    pub(crate) async fn elicit(
+        &self,
+        request: ElicitRequestParams,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
         let schema = serde_json::to_value(&request)
             .ok()
             .and_then(|r| r.get("requestedSchema").cloned());
@@ -238,17 +317,57 @@ impl ClientHandler for HubClient {
     }
 
     #[allow(deprecated)] // sampling: see the imports
-    async fn create_message(
+    pub(crate) async fn sample(
         &self,
         request: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, rmcp::ErrorData> {
         let answer = self.ask(&self.sampler, "sampling", request).await?;
         parse_answer(answer, "sampling")
     }
-}
 
-impl HubClient {
+    /// Answers an `input_required` result (2026-07-28): every input request through the host,
+    /// as if the server had sent it as a request of its own, and the values to retry with
+    /// (`inputResponses`, and `requestState` echoed untouched). A result that asks nothing
+    /// but carries state is polled again after a short pause that grows with each such round.
+    pub(crate) async fn answer(
+        &self,
+        input: InputRequiredResult,
+        state_only_rounds: &mut u32,
+    ) -> Result<(Option<InputResponses>, Option<String>), ServiceError> {
+        let requests = input.input_requests.unwrap_or_default();
+        if requests.is_empty() {
+            if input.request_state.is_none() {
+                // Nothing to answer and nothing to echo: retrying would loop forever.
+                return Err(ServiceError::UnexpectedResponse);
+            }
+            let pause = (50u64 << (*state_only_rounds).min(3)).min(250);
+            *state_only_rounds += 1;
+            tokio::time::sleep(Duration::from_millis(pause)).await;
+            return Ok((None, input.request_state));
+        }
+        *state_only_rounds = 0;
+        let answers = futures::future::try_join_all(requests.into_iter().map(|(key, request)| {
+            async move {
+                let answer = match request {
+                    InputRequest::Elicitation(r) => to_json(self.elicit(r.params).await?),
+                    #[allow(deprecated)]
+                    InputRequest::CreateMessage(r) => to_json(self.sample(r.params).await?),
+                    // The hub declares no roots capability, so a server has no business asking
+                    // (nor for a kind of input a later revision adds).
+                    _ => Err(rmcp::ErrorData::new(
+                        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                        "this client does not support roots",
+                        None,
+                    )),
+                }?;
+                Ok::<_, rmcp::ErrorData>((key, answer))
+            }
+        }))
+        .await
+        .map_err(ServiceError::McpError)?;
+        Ok((Some(answers.into_iter().collect()), input.request_state))
+    }
+
     /// Hands a server's request to the host as JSON with `serverId` added.
     async fn ask(
         &self,
@@ -277,6 +396,10 @@ impl HubClient {
     }
 }
 
+fn to_json(answer: impl serde::Serialize) -> Result<Value, rmcp::ErrorData> {
+    serde_json::to_value(answer).map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))
+}
+
 fn parse_answer<T: serde::de::DeserializeOwned>(
     answer: Value,
     kind: &str,
@@ -291,9 +414,13 @@ pub(crate) type Running = RunningService<RoleClient, HubClient>;
 pub(crate) struct Connection {
     pub peer: Peer<RoleClient>,
     pub tools: Arc<ToolCache>,
+    /// Answers the `input_required` results of this connection's requests.
+    pub asker: Arc<Asker>,
     /// Where the progress of this connection's calls goes.
     pub progress: Arc<ProgressRoutes>,
-    pub protocol_version: Option<String>,
+    /// The revision the server speaks on this connection (from `initialize` or
+    /// `server/discover`).
+    pub protocol_version: Option<ProtocolVersion>,
     child: Option<ChildProcess>,
     /// Stops rmcp's service loop (which then closes the transport).
     ct: CancellationToken,
@@ -423,18 +550,24 @@ pub(crate) async fn connect(
     if p.sampler.is_some() {
         capabilities.sampling = Some(Default::default());
     }
+    let (lifecycle, handshake_version) = p.lifecycle();
+    let asker = Arc::new(Asker {
+        server_id: p.config.id().to_owned(),
+        elicitor: p.elicitor.clone(),
+        sampler: p.sampler.clone(),
+    });
     let handler = HubClient {
         info: ClientConfig::new(
             capabilities,
             Implementation::new(p.client_name.clone(), p.client_version.clone()),
         )
-        // The newest version that still has the `initialize` handshake; older servers answer
-        // with their own version (e.g. 2024-11-05) and rmcp accepts it.
-        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        // The version offered in `initialize` (the newest that still has the handshake, unless
+        // pinned); older servers answer with their own version (e.g. 2024-11-05) and rmcp
+        // accepts it.
+        .with_protocol_version(handshake_version),
         tools: tools.clone(),
         server_id: p.config.id().to_owned(),
-        elicitor: p.elicitor.clone(),
-        sampler: p.sampler.clone(),
+        asker: asker.clone(),
         events: p.events.clone(),
         progress: progress.clone(),
     };
@@ -465,7 +598,13 @@ pub(crate) async fn connect(
             let transport =
                 AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin)
                     .with_max_line_length(p.max_message_bytes);
-            bounded(handshake(handler, transport, serve_ct), cancel, timeout, p).await
+            bounded(
+                handshake(handler, transport, lifecycle, serve_ct),
+                cancel,
+                timeout,
+                p,
+            )
+            .await
         }
         ServerConfig::StreamableHttp {
             id, url, headers, ..
@@ -488,8 +627,16 @@ pub(crate) async fn connect(
             };
             let transport = StreamableHttpClientTransport::with_client(client, config);
             let open = async move {
-                let running = handshake(handler, transport, serve_ct).await?;
-                stream.opened().await;
+                let running = handshake(handler, transport, lifecycle, serve_ct).await?;
+                // Only a session of the handshake era has a standalone GET stream: from
+                // 2026-07-28 on there is none, even when a server hands out a session id.
+                let session_era = running
+                    .peer()
+                    .peer_info()
+                    .is_none_or(|info| info.protocol_version.has_initialize());
+                if session_era {
+                    stream.opened().await;
+                }
                 Ok(running)
             };
             bounded(open, cancel, timeout, p).await
@@ -513,7 +660,7 @@ pub(crate) async fn connect(
                             ..failure
                         }
                     })?;
-                handshake(handler, transport, serve_ct).await
+                handshake(handler, transport, lifecycle, serve_ct).await
             };
             bounded(open, cancel, timeout, p).await
         }
@@ -554,10 +701,11 @@ pub(crate) async fn connect(
     let protocol_version = running
         .peer()
         .peer_info()
-        .map(|info| info.protocol_version.to_string());
+        .map(|info| info.protocol_version.clone());
     let conn = Arc::new(Connection {
         peer: running.peer().clone(),
         tools,
+        asker,
         progress,
         protocol_version,
         child,
@@ -570,21 +718,104 @@ pub(crate) async fn connect(
     Ok((conn, running))
 }
 
-/// Races the handshake against the timeout and the cancel token.
-/// Runs the MCP `initialize` handshake over any transport.
+/// Opens the MCP lifecycle over any transport: `server/discover`, the `initialize` handshake,
+/// or the one after the other (see [`ConnectParams::lifecycle`]).
 async fn handshake<T, E, A>(
     handler: HubClient,
     transport: T,
+    lifecycle: ClientLifecycleMode,
     ct: CancellationToken,
 ) -> Result<Running, Failure>
 where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    handler
-        .serve_with_ct(transport, ct)
+    let transport = DiscoverProbe {
+        inner: transport.into_transport(),
+        pending: None,
+        abandoned: false,
+    };
+    serve_client_with_lifecycle_and_ct(handler, transport, lifecycle, ct)
         .await
         .map_err(|e| Failure::of(&e))
+}
+
+/// The transport during the whole connection, watching the `server/discover` probe: an older
+/// server may answer a method it does not know with a result (some answer every method with
+/// `{}`) instead of an error. A reply to the probe that is not a discover result is turned into
+/// the "method not found" the server meant, so that rmcp falls back to the `initialize`
+/// handshake on the same transport, as it does for an older server that says so.
+///
+/// rmcp also gives up on a probe left unanswered for 10 s and sends `initialize`; a server that
+/// was merely slow to start then answers the probe late, and that answer is dropped here so
+/// that it is not taken for the answer to `initialize`.
+struct DiscoverProbe<T> {
+    inner: T,
+    /// The id of the probe awaiting its answer.
+    pending: Option<RequestId>,
+    /// rmcp went on to `initialize`: a late answer to the probe is stale.
+    abandoned: bool,
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for DiscoverProbe<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: ClientJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let ClientJsonRpcMessage::Request(request) = &item
+            && matches!(request.request, ClientRequest::DiscoverRequest(_))
+        {
+            self.pending = Some(request.id.clone());
+        }
+        if let ClientJsonRpcMessage::Request(request) = &item
+            && matches!(request.request, ClientRequest::InitializeRequest(_))
+        {
+            self.abandoned = self.pending.is_some();
+        }
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
+        let message = loop {
+            let message = self.inner.receive().await?;
+            let answers_probe = match &message {
+                ServerJsonRpcMessage::Response(r) => self.pending.as_ref() == Some(&r.id),
+                ServerJsonRpcMessage::Error(e) => {
+                    e.id.is_some() && self.pending.as_ref() == e.id.as_ref()
+                }
+                _ => false,
+            };
+            if answers_probe && self.abandoned {
+                self.pending = None;
+                continue;
+            }
+            break message;
+        };
+        let ServerJsonRpcMessage::Response(response) = message else {
+            return Some(message);
+        };
+        if self.pending.as_ref() != Some(&response.id) {
+            return Some(ServerJsonRpcMessage::Response(response));
+        }
+        self.pending = None;
+        if matches!(response.result, ServerResult::DiscoverResult(_)) {
+            return Some(ServerJsonRpcMessage::Response(response));
+        }
+        Some(ServerJsonRpcMessage::error(
+            rmcp::ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "the server answered server/discover with something else",
+                None,
+            ),
+            Some(response.id),
+        ))
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
 }
 
 /// The time the user spends signing in does not count against `timeout`.

@@ -20,9 +20,10 @@ use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
 use rmcp::ServiceError;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
-    CompleteRequestParams, CompleteResult, ErrorCode, GetPromptRequestParams, GetPromptResult,
-    Prompt, ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult,
+    CancelledNotificationParam, ClientRequest, CompleteRequestParams, CompleteResult,
+    DEFAULT_MRTR_MAX_ROUNDS, ErrorCode, GetPromptRequestParams, GetPromptResult, Prompt,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate,
     ServerCapabilities, ServerResult, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::PeerRequestOptions;
@@ -133,7 +134,8 @@ pub struct ServerStatus {
     pub last_error_details: Option<String>,
     /// Number of tools in the tools/list cache, `None` when nothing is cached.
     pub tools_cached: Option<usize>,
-    /// The protocol version the server answered `initialize` with.
+    /// The revision the server speaks: the one it answered `initialize` or `server/discover`
+    /// with.
     pub protocol_version: Option<String>,
     /// Pid of the stdio child while connected.
     pub pid: Option<u32>,
@@ -171,6 +173,9 @@ struct SlotState {
     /// Consecutive failed connect attempts, and when the next may start.
     failures: u32,
     retry_at: Option<Instant>,
+    /// The revision the server spoke on its last successful connection; forgotten when a
+    /// connect fails (the server may have been upgraded or downgraded since).
+    spoke: Option<ProtocolVersion>,
 }
 
 type SharedConnect = Shared<BoxFuture<'static, Result<Arc<Connection>, ConnectFailure>>>;
@@ -262,6 +267,7 @@ impl McpHub {
                 attempt: 0,
                 failures: 0,
                 retry_at: None,
+                spoke: None,
             }),
         }));
         Ok(())
@@ -397,10 +403,7 @@ impl McpHub {
             .connection(&slot, deadline, timeout, Some(&cancel), &op)
             .await?;
         let params = CallToolRequestParams::new(name.to_owned()).with_arguments(args);
-        let request = match progress {
-            None => conn.peer.call_tool(params).boxed(),
-            Some(sink) => call_with_progress(conn.clone(), params, sink).boxed(),
-        };
+        let request = call_with_input_rounds(conn.clone(), params, progress).boxed();
         let result =
             bounded_request(&slot, &conn, &op, (deadline, timeout), &cancel, request).await?;
         match result {
@@ -644,7 +647,10 @@ impl McpHub {
                     last_error,
                     last_error_details,
                     tools_cached: conn.as_ref().and_then(|c| c.tools.get()).map(|t| t.len()),
-                    protocol_version: conn.as_ref().and_then(|c| c.protocol_version.clone()),
+                    protocol_version: conn
+                        .as_ref()
+                        .and_then(|c| c.protocol_version.as_ref())
+                        .map(ToString::to_string),
                     pid: conn.as_ref().and_then(|c| c.pid()),
                     stderr_tail: slot.stderr.text(),
                 }
@@ -780,6 +786,7 @@ impl McpHub {
                 _ => self.http_client(),
             },
             auth: slot.auth.clone(),
+            remembered: st.spoke.clone(),
         };
         let timeout = self.inner.opts.connect_timeout;
         let backoff = self.inner.opts.reconnect_backoff;
@@ -822,6 +829,7 @@ async fn publish(
                 if st.attempt == attempt && !matches!(st.conn, ConnState::Closed) {
                     st.conn = ConnState::Failed;
                     st.last_error = Some(failure.failure());
+                    st.spoke = None;
                     // A missing sign-in is not a crashing server: the next call (after a
                     // `toolreg auth login`, say) tries again at once.
                     if !matches!(failure, ConnectFailure::Auth(_)) {
@@ -854,6 +862,7 @@ async fn publish(
         let current = st.attempt == attempt && !matches!(st.conn, ConnState::Closed);
         if current {
             st.conn = ConnState::Connected(conn.clone());
+            st.spoke = conn.protocol_version.clone();
             st.last_error = None;
             st.failures = 0;
             st.retry_at = None;
@@ -1070,11 +1079,41 @@ async fn service_error(slot: &Slot, conn: &Connection, op: &str, e: &ServiceErro
 /// How long a call's progress route stays open after its answer (see `call_with_progress`).
 const PROGRESS_GRACE: Duration = Duration::from_millis(20);
 
-async fn call_with_progress(
+/// A `tools/call`, answering the `input_required` results of a 2026-07-28 server through the
+/// host (elicitation, sampling) and retrying with the answers and the request state, up to
+/// rmcp's round limit.
+async fn call_with_input_rounds(
     conn: Arc<Connection>,
+    mut params: CallToolRequestParams,
+    progress: Option<ProgressSink>,
+) -> Result<CallToolResult, ServiceError> {
+    let mut state_only_rounds = 0;
+    for _ in 0..DEFAULT_MRTR_MAX_ROUNDS {
+        let response = match &progress {
+            None => conn.peer.call_tool_once(params.clone()).await?,
+            Some(sink) => call_with_progress(&conn, params.clone(), sink.clone()).await?,
+        };
+        match response {
+            CallToolResponse::Complete(result) => return Ok(result),
+            CallToolResponse::InputRequired(input) => {
+                let (responses, state) = conn.asker.answer(input, &mut state_only_rounds).await?;
+                params.input_responses = responses;
+                params.request_state = state;
+            }
+            // A task (an extension this client does not declare) is not a result.
+            _ => return Err(ServiceError::UnexpectedResponse),
+        }
+    }
+    Err(ServiceError::InputRequiredRoundsExceeded {
+        max_rounds: DEFAULT_MRTR_MAX_ROUNDS,
+    })
+}
+
+async fn call_with_progress(
+    conn: &Arc<Connection>,
     params: CallToolRequestParams,
     sink: ProgressSink,
-) -> Result<rmcp::model::CallToolResult, ServiceError> {
+) -> Result<CallToolResponse, ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = conn
         .peer
@@ -1094,7 +1133,8 @@ async fn call_with_progress(
     // route closes lets them deliver.
     tokio::time::sleep(PROGRESS_GRACE).await;
     match response? {
-        ServerResult::CallToolResult(result) => Ok(result),
+        ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+        ServerResult::InputRequiredResult(input) => Ok(CallToolResponse::InputRequired(input)),
         _ => Err(ServiceError::UnexpectedResponse),
     }
 }
@@ -1155,6 +1195,7 @@ mod tests {
             args: vec![],
             env: Default::default(),
             cwd: None,
+            protocol_version: None,
         };
         let err = McpHub::new(vec![cfg("a"), cfg("a")]).err().unwrap();
         assert_eq!(err.code(), "TOOLREG_MCP_INVALID_CONFIG");
@@ -1174,6 +1215,7 @@ mod tests {
                 args: vec![],
                 env: Default::default(),
                 cwd: None,
+                protocol_version: None,
             },
             _ => unreachable!(),
         };
