@@ -215,7 +215,10 @@ process.exit(failed ? 1 : 0)
 /** `toolreg serve --http --no-auth` in front of the rmcp test server's conformance mode. */
 async function startGateway() {
   const config = path.join(output, 'servers.json')
-  writeFileSync(config, JSON.stringify({ mcpServers: { conformance: { command: testServerBinary(), args: ['--conformance'] } } }))
+  // Pinned to the handshake lifecycle: the test server's sampling, elicitation and subscription
+  // tools ask and notify the 2025-11-25 way, within a session; at 2026-07-28 the hub would
+  // reach it statelessly and those requests would have nowhere to go.
+  writeFileSync(config, JSON.stringify({ mcpServers: { conformance: { command: testServerBinary(), args: ['--conformance'], protocolVersion: '2025-11-25' } } }))
   const env = { ...process.env, TOOLREG_CACHE_DIR: path.join(output, 'cache'), TOOLREG_CONFIG_DIR: path.join(output, 'config') }
   const child = spawn(process.execPath, [path.join(root, 'bin', 'toolreg.mjs'), 'serve', '--http', '0', '--no-auth', '--config', config], {
     env,
