@@ -361,7 +361,6 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
   const extraNames = opts.extraAllowedNames === undefined ? [] : [...opts.extraAllowedNames]
   const view = registry[internals]
   const conversation = conversationOf(opts)
-  const pinned = await pinsOf(registry, conversation, opts, chosen.warnings)
   const sticky = conversation && stickyDecision(conversation, names, view.recordsOf(names), contextWindow, opts)
   const planOpts = sticky?.keep === undefined ? opts : { ...opts, [STICKY]: sticky.keep }
   const key = planKey(contextWindow, planOpts, encodingOf(opts), extraNames)
@@ -371,8 +370,11 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
   // Read before the plan is built: a registration during its await must make the next request re-check.
   const generation = view.generation
   let plan = cachedPlan(registry, key, names, values, records, generation)
+  // The catalog this request decides over is read above, before its first await: a sync that
+  // lands while the pins or the plan are computed is for the next request.
+  const current = plan ? null : records()
+  const pinned = await pinsOf(registry, conversation, opts, chosen.warnings)
   if (!plan) {
-    const current = records()
     plan = await buildPlan(registry, names, requestRecords(current.slice(0, names.length), values), extraNames, contextWindow, planOpts)
     storePlan(registry, { key, names, values, records: current, generation, plan })
   }

@@ -26,6 +26,22 @@ pub struct Failure {
 impl Failure {
     /// The sentence for an error of rmcp, reqwest or our own transports, with its raw text.
     pub(crate) fn of(error: &(dyn Error + 'static)) -> Self {
+        // rmcp's automatic mode tried both lifecycles: the sentence is the handshake's (see
+        // `describe`), the raw text both errors, which rmcp keeps out of its `source()` chain.
+        if let Some(ClientInitializeError::LegacyFallbackFailed { discover, fallback }) =
+            error.downcast_ref::<ClientInitializeError>()
+        {
+            let message = describe(error).unwrap_or_else(|| Failure::of(fallback.as_ref()).message);
+            let raw = format!(
+                "{error}: initialize: {}; server/discover: {}",
+                error_chain(fallback.as_ref()),
+                error_chain(discover.as_ref())
+            );
+            return Failure {
+                details: Some(raw),
+                message,
+            };
+        }
         let raw = error_chain(error);
         let message = describe(error).unwrap_or_else(|| strip_os_error(&innermost(error)));
         Failure {
@@ -65,6 +81,12 @@ fn describe(error: &(dyn Error + 'static)) -> Option<String> {
     if let Some(e) = error.downcast_ref::<ClientInitializeError>() {
         return match e {
             ClientInitializeError::TransportError { error, .. } => describe(error),
+            // Both lifecycles failed: the handshake's error is the telling one (an HTML page,
+            // a refused connection), as most servers speak only that revision; `discover`'s
+            // when the handshake's says nothing we know.
+            ClientInitializeError::LegacyFallbackFailed { discover, fallback } => {
+                describe(fallback.as_ref()).or_else(|| describe(discover.as_ref()))
+            }
             ClientInitializeError::ConnectionClosed(_) => {
                 Some("the server closed the connection during the MCP handshake".into())
             }
