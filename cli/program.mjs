@@ -505,7 +505,10 @@ export function createProgram({ open = openSession } = {}) {
         const token = opts.auth ? serveToken() : null
         const port = await served.gateway.serveHttp(opts.host, opts.http, token)
         say(`serving MCP at http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}/mcp`)
-        if (token) say(`every request needs the header  Authorization: Bearer ${token}`)
+        // A token the operator set is not echoed: under systemd or a container runtime this
+        // stderr goes to a log that others read. A generated one must be shown to be usable.
+        if (token && process.env.TOOLREG_SERVE_TOKEN) say('every request needs the header  Authorization: Bearer <the token in TOOLREG_SERVE_TOKEN>')
+        else if (token) say(`every request needs the header  Authorization: Bearer ${token}`)
         else say(pc.yellow('warning: --no-auth: any local process and any web page you visit can call these tools'))
         // The listener lives in the addon, which holds no event-loop handle: this timer keeps
         // the process up until SIGINT/SIGTERM closes the gateway and exits.

@@ -2,6 +2,7 @@
 //! our own. A bearer token, because any local process (and any web page, through the
 //! browser) can reach a loopback port; and the MCP spec's DNS-rebinding guard: `Host` must name
 //! this server and a browser's `Origin` must be its own (rmcp validates both lists).
+//! Beside it, `GET /healthz` for load balancers and orchestrators, which carry no token.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use super::Gateway;
+use crate::mcp::ConnectionState;
 
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
@@ -28,14 +30,19 @@ pub struct HttpOptions {
 
 type Body = BoxBody<Bytes, Infallible>;
 
-fn refusal(status: StatusCode, error: &str, description: &str) -> Response<Body> {
-    let body = serde_json::json!({ "error": error, "error_description": description }).to_string();
-    let mut r = Response::new(Full::new(Bytes::from(body)).boxed());
+fn json_response(status: StatusCode, body: &serde_json::Value) -> Response<Body> {
+    let mut r = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
     *r.status_mut() = status;
     r.headers_mut().insert(
         hyper::header::CONTENT_TYPE,
         hyper::header::HeaderValue::from_static("application/json"),
     );
+    r
+}
+
+fn refusal(status: StatusCode, error: &str, description: &str) -> Response<Body> {
+    let body = serde_json::json!({ "error": error, "error_description": description });
+    let mut r = json_response(status, &body);
     if status == StatusCode::UNAUTHORIZED {
         r.headers_mut().insert(
             hyper::header::WWW_AUTHENTICATE,
@@ -61,6 +68,47 @@ fn authorized(req: &Request<hyper::body::Incoming>, token: &str) -> bool {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .is_some_and(|given| same_secret(given.trim().as_bytes(), token.as_bytes()))
+}
+
+/// `GET /healthz`: the process serves, and how many of its backends are in each state. It
+/// answers without the token, since probes carry none, so it names no server and holds nothing
+/// a caller could use. Always 200 while the process serves: backends connect lazily and fail
+/// one call at a time, so a replica with a failed backend still serves the others.
+fn health(gateway: &Gateway, req: &Request<hyper::body::Incoming>) -> Response<Body> {
+    if req.method() != hyper::Method::GET && req.method() != hyper::Method::HEAD {
+        let mut r = refusal(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            "the health check answers GET",
+        );
+        r.headers_mut().insert(
+            hyper::header::ALLOW,
+            hyper::header::HeaderValue::from_static("GET, HEAD"),
+        );
+        return r;
+    }
+    let statuses = gateway
+        .shared
+        .hub
+        .as_ref()
+        .map(|hub| hub.status())
+        .unwrap_or_default();
+    let mut backends = serde_json::Map::new();
+    backends.insert("configured".into(), statuses.len().into());
+    for state in [
+        ConnectionState::Idle,
+        ConnectionState::Connecting,
+        ConnectionState::Connected,
+        ConnectionState::Failed,
+        ConnectionState::Closed,
+    ] {
+        let count = statuses.iter().filter(|s| s.state == state).count();
+        backends.insert(state.as_str().into(), count.into());
+    }
+    json_response(
+        StatusCode::OK,
+        &serde_json::json!({ "status": "ok", "backends": backends }),
+    )
 }
 
 /// Binds and serves in the background until `ct` fires; returns the bound port.
@@ -92,6 +140,7 @@ pub async fn serve_http(
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
         .with_cancellation_token(ct.child_token());
+    let probed = gateway.clone();
     let service = StreamableHttpService::new(
         move || Ok(gateway.clone()),
         Arc::new(LocalSessionManager::default()),
@@ -109,13 +158,18 @@ pub async fn serve_http(
             };
             let service = service.clone();
             let token = token.clone();
+            let probed = probed.clone();
             let ct = ct.clone();
             tokio::spawn(async move {
                 let handler = hyper::service::service_fn(
                     move |req: Request<hyper::body::Incoming>| {
                         let service = service.clone();
                         let token = token.clone();
+                        let probed = probed.clone();
                         async move {
+                            if req.uri().path() == "/healthz" {
+                                return Ok::<_, Infallible>(health(&probed, &req));
+                            }
                             if req.uri().path() != "/mcp" {
                                 return Ok::<_, Infallible>(refusal(
                                     StatusCode::NOT_FOUND,
