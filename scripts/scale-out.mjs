@@ -59,7 +59,9 @@ function ensureNginx() {
     const download = mkdtempSync(path.join(tmpdir(), 'toolreg-nginx-deb-'))
     try {
       console.log('scale-out: no nginx on PATH; fetching the Debian package (apt-get download nginx)')
-      execFileSync('apt-get', ['download', 'nginx'], { cwd: download, stdio: ['ignore', 'ignore', 'inherit'] })
+      // apt's stderr is kept for a failure's message: run as root it warns that its sandbox
+      // user cannot write here, which changes nothing.
+      execFileSync('apt-get', ['download', 'nginx'], { cwd: download, stdio: ['ignore', 'ignore', 'pipe'] })
       const deb = execFileSync('sh', ['-c', 'ls nginx_*.deb'], { cwd: download, encoding: 'utf8' }).trim()
       execFileSync('dpkg', ['-x', path.join(download, deb), unpacked])
     } finally {
