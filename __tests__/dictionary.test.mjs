@@ -2,7 +2,7 @@
 // Chinese terms also search with their English glosses (src/search/bridge.rs, js/dictionary.js).
 // fixtures/dict-zh-en-tiny.tsv stands in for @toolreg/dict-zh-en (CC-CEDICT, built by
 // `npm run dict:build`); the real one is tried when it has been built.
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
@@ -76,6 +76,25 @@ describe('Chinese requests over English-described tools', () => {
     await registry.searchAsync('消息')
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toMatch(/could not be loaded.*line 2: expected `term<TAB>english words`/)
+  })
+
+  it('English requests find tools described only in Chinese: registering one loads the dictionary and glosses it', async () => {
+    const copy = join(mkdtempSync(join(tmpdir(), 'toolreg-dict-')), 'zh-en.tsv')
+    writeFileSync(copy, readFileSync(TINY))
+    const { registry, warnings } = registryOfTools([
+      // Pinyin names, as Chinese servers often have: only the glosses are English.
+      ['tianqi', '查询城市天气'],
+      ['nongli', '查询农历日历'],
+      ['list_issues', 'List the issues of a GitHub repository'],
+    ], { dictionary: copy })
+    // The load started at registration; an asynchronous search waits for it.
+    expect(names(await registry.searchAsync('weather in Paris', { limit: 3 }))).toEqual(['tianqi'])
+    expect(names(registry.search('calendar', { limit: 3 }))).toEqual(['nongli'])
+    expect(names(registry.search('github issues', { limit: 3 }))).toEqual(['list_issues'])
+    // Without a dictionary the Chinese tools are out of an English request's reach.
+    const plain = registryOfTools([['tianqi', '查询城市天气']], { dictionary: false }).registry
+    expect(await plain.searchAsync('weather in Paris')).toEqual([])
+    expect(warnings).toEqual([])
   })
 
   it.skipIf(!existsSync(REAL))('the CC-CEDICT package (npm run dict:build) bridges real requests', async () => {

@@ -3,8 +3,10 @@
 // the union of the steps' top 5. Coverage, per search mode, over the 527 tools of the
 // benchmark's 70 servers (some described only in Chinese):
 //
-//   node bench/steps.eval.mjs [--top 5] [--misses]
+//   node bench/steps.eval.mjs [--top 5] [--misses] [--dictionary FILE]
 //
+// `--dictionary FILE` gives every mode that bilingual dictionary (`@toolreg/dict-zh-en`'s
+// zh-en.tsv): the tools described only in Chinese are then found by their English glosses.
 // Modes: words (`search`), the built-in static embeddings (`searchAsync`), and each local model
 // whose package (or folder, $TOOLREG_MODEL_DIR) is installed. Relevant tools are the names of
 // the task's `Annotator Metadata.Tools` that exist in the catalog (a name several servers share
@@ -23,6 +25,7 @@ const { tool, jsonSchema } = require('ai')
 const args = process.argv.slice(2)
 const TOP = args.includes('--top') ? Number(args[args.indexOf('--top') + 1]) : 5
 const SHOW_MISSES = args.includes('--misses')
+const DICTIONARY = args.includes('--dictionary') ? args[args.indexOf('--dictionary') + 1] : false
 
 const dir = join(requireData('steps.eval'), 'livemcpbench')
 
@@ -80,7 +83,7 @@ function modelDirs() {
 }
 
 async function coverage(label, options, tools, taskList, search) {
-  const registry = new ToolRegistry({ logger: { warn() {} }, ...options })
+  const registry = new ToolRegistry({ logger: { warn() {} }, dictionary: DICTIONARY, ...options })
   registry.registerMany(
     tools.map((t) => ({
       name: t.name,
@@ -92,6 +95,9 @@ async function coverage(label, options, tools, taskList, search) {
     })),
   )
   if (registry.hybrid) await registry.embeddingsReady()
+  // The synchronous `search` does not wait for the dictionary registering Chinese-described
+  // tools started loading; an asynchronous search does.
+  await registry.searchAsync('', { limit: 1 })
   const keyOf = new Map(tools.map((t) => [t.name, t.key]))
   let found = 0
   let mentions = 0

@@ -1493,7 +1493,7 @@ fn variants() -> Vec<(&'static str, Tuning)> {
         f(&mut t);
         v.push((name, t));
     };
-    push("- field weights (all 1)", &|t| t.weights = [1.0; 6]);
+    push("- field weights (all 1)", &|t| t.weights = [1.0; 7]);
     push("- exact-name term", &|t| t.weights[1] = 0.0);
     push("- namespace label field", &|t| t.weights[2] = 0.0);
     push("- parameter fields", &|t| {

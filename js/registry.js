@@ -188,9 +188,13 @@ class ToolRegistry {
   /** The host's reranker over the first stage's top `#rerankTopK`, or null. */
   #rerank = null
   #rerankTopK = DEFAULT_RERANK_TOP_K
-  /** The bilingual dictionary's file (null: none), and whether the native index has it yet. */
+  /**
+   * The bilingual dictionary's file (null: none), whether the native index has it yet, and its
+   * load while one is under way (null otherwise).
+   */
   #dictionary = null
   #dictionaryInstalled = false
+  #dictionaryLoad = null
   #dictionaryWarned = false
   /** The host's usage store (pins learned from use), or null: nothing is recorded without one. */
   #usage = null
@@ -275,19 +279,31 @@ class ToolRegistry {
   }
 
   /**
-   * Gives the native index the bilingual dictionary before the first request that needs it is
-   * ranked. A dictionary that fails to load is reported once; search goes on without glosses.
+   * Starts giving the native index the bilingual dictionary when `text` (a request, or a tool's
+   * description) has Chinese in it, and returns the load under way, if any, for a request to
+   * wait on: a Chinese request needs the glosses of its terms, and an English request over
+   * tools described in Chinese needs theirs (the index glosses those tools when it gets the
+   * dictionary). A dictionary that fails to load is reported once; search goes on without
+   * glosses, and the next text that needs it tries again.
    */
-  async #glossesReady(query) {
-    if (this.#dictionary === null || this.#dictionaryInstalled || !needsDictionary(query)) return
+  #glossesReady(text) {
+    if (this.#dictionary !== null && !this.#dictionaryInstalled && needsDictionary(text)) {
+      this.#dictionaryLoad ??= this.#installDictionary()
+    }
+    return this.#dictionaryLoad
+  }
+
+  async #installDictionary() {
     try {
-      this.#native.setLanguageBridge(await loadDictionary(this.#dictionary))
+      await this.#native.setLanguageBridge(await loadDictionary(this.#dictionary))
       this.#dictionaryInstalled = true
     } catch (error) {
       if (!this.#dictionaryWarned) {
         this.#dictionaryWarned = true
-        this.#logger.warn(`toolreg: the dictionary ${this.#dictionary} could not be loaded; Chinese requests are searched without English glosses: ${error?.message ?? error}`)
+        this.#logger.warn(`toolreg: the dictionary ${this.#dictionary} could not be loaded; Chinese text is searched without English glosses: ${error?.message ?? error}`)
       }
+    } finally {
+      this.#dictionaryLoad = null
     }
   }
 
@@ -403,6 +419,8 @@ class ToolRegistry {
         `toolreg: tool ${JSON.stringify(entry.name)} from namespace ${JSON.stringify(entry.namespace)} replaces the one from ${JSON.stringify(previousNamespace)}. Built-in and meta-tool names must be unique; this is a programming error.`,
       )
     }
+    // A tool described in Chinese is found by English requests through its glosses.
+    this.#glossesReady(entry.description)
     const record = new ToolRecord(entry)
     recordsByEntry.set(entry, record)
     this.#records.set(entry.name, record)

@@ -301,12 +301,34 @@ impl Registry {
         self.index.enable_builtin_vectors();
     }
 
-    /// See [`SearchIndex::set_language_bridge`].
+    /// See [`SearchIndex::set_language_bridge`]. The tools described in Chinese are indexed
+    /// again, so their glosses follow the dictionary (a handful in most catalogs; their
+    /// parameters are read from the stored schema again).
     pub fn set_language_bridge(
         &mut self,
         bridge: Option<std::sync::Arc<crate::search::bridge::LanguageBridge>>,
     ) {
         self.index.set_language_bridge(bridge);
+        let chinese: Vec<(&EntrySpec, Vec<(String, String)>)> = (self.records.values())
+            .filter(|record| crate::search::needs_glosses(&record.spec.description))
+            .map(|record| {
+                let params = (record.schema.as_ref())
+                    .and_then(|s| schema::outline(&s.text).ok())
+                    .map(|outline| outline.params)
+                    .unwrap_or_default();
+                (&record.spec, params)
+            })
+            .collect();
+        let docs: Vec<SearchDoc> = (chinese.iter())
+            .map(|(spec, params)| SearchDoc {
+                name: &spec.name,
+                namespace: &spec.namespace,
+                namespace_label: spec.label(),
+                description: &spec.description,
+                params,
+            })
+            .collect();
+        self.index.upsert_many(&docs);
     }
 
     /// Embeds every entry with the built-in static table as it is registered; see
@@ -488,6 +510,40 @@ mod tests {
             .into_iter()
             .map(|h| h.name)
             .collect()
+    }
+
+    /// A dictionary installed after registration (the host loads it lazily) reaches the tools
+    /// already registered: those described in Chinese are indexed again with their glosses,
+    /// parameters included, and lose them when it is removed.
+    #[test]
+    fn a_late_dictionary_glosses_the_chinese_tools_already_registered() {
+        let mut registry = Registry::new();
+        registry
+            .register_json(
+                spec("getChineseCalendar", "bazi", "获取指定日期的黄历信息"),
+                Some(
+                    r#"{"type":"object","properties":{"solarDatetime":{"type":"string"}}}"#.into(),
+                ),
+            )
+            .unwrap();
+        registry
+            .register_json(spec("get_weather", "weather", "Weather for a city"), None)
+            .unwrap();
+        assert!(search_names(&registry, "almanac").is_empty());
+        let bridge = crate::search::bridge::LanguageBridge::parse("黄历\talmanac\n").unwrap();
+        registry.set_language_bridge(Some(std::sync::Arc::new(bridge)));
+        assert_eq!(search_names(&registry, "almanac"), ["getChineseCalendar"]);
+        assert_eq!(
+            search_names(&registry, "almanac solar datetime"),
+            ["getChineseCalendar"]
+        );
+        assert_eq!(search_names(&registry, "weather"), ["get_weather"]);
+        registry.set_language_bridge(None);
+        assert!(search_names(&registry, "almanac").is_empty());
+        assert_eq!(
+            search_names(&registry, "solar datetime"),
+            ["getChineseCalendar"]
+        );
     }
 
     #[test]

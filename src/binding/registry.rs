@@ -199,14 +199,18 @@ impl NativeRegistry {
             .collect())
     }
 
-    /// Word queries are glossed with this dictionary from now on (`null`: no longer).
-    #[napi]
+    /// Word queries are glossed with this dictionary from now on (`null`: no longer), and the
+    /// tools described in Chinese are indexed again with their glosses: on the worker pool,
+    /// as it takes ~0.1 s per thousand such tools (a search meanwhile waits for it).
+    #[napi(ts_return_type = "Promise<void>")]
     pub fn set_language_bridge(
         &self,
         bridge: Option<&crate::binding::search::NativeLanguageBridge>,
-    ) {
-        self.write()
-            .set_language_bridge(bridge.map(|b| b.inner.clone()));
+    ) -> AsyncTask<SetBridgeTask> {
+        AsyncTask::new(SetBridgeTask {
+            registry: self.inner.clone(),
+            bridge: bridge.map(|b| b.inner.clone()),
+        })
     }
 
     /// Starts keeping embeddings for hybrid search; already registered tools are queued.
@@ -470,4 +474,24 @@ fn native_hits(hits: Vec<SearchHit>) -> Vec<NativeHit> {
             score: h.score,
         })
         .collect()
+}
+
+pub struct SetBridgeTask {
+    registry: Arc<RwLock<Registry>>,
+    bridge: Option<Arc<crate::search::bridge::LanguageBridge>>,
+}
+
+impl Task for SetBridgeTask {
+    type Output = ();
+    type JsValue = ();
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let mut registry = self.registry.write().unwrap_or_else(|p| p.into_inner());
+        registry.set_language_bridge(self.bridge.take());
+        Ok(())
+    }
+
+    fn resolve(&mut self, _env: Env, _output: Self::Output) -> Result<Self::JsValue> {
+        Ok(())
+    }
 }

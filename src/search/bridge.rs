@@ -13,7 +13,7 @@
 //! segmenter), and each term's glosses join the query as words (stemmed like typed words,
 //! weighted by `Tuning::gloss_weight`; see `query.rs`).
 
-use super::hash::FastMap;
+use super::hash::{FastMap, FastSet};
 use super::tokenize::{is_cjk, without_cjk_stopwords};
 
 /// A term longer than this (in characters) is never looked up: CC-CEDICT's longest useful
@@ -95,13 +95,14 @@ impl LanguageBridge {
     /// `一下`) is cut first, as the word tokenizer cuts it: "help me" says nothing about a tool.
     pub fn glosses(&self, query: &str) -> String {
         let mut out = String::new();
-        let mut seen: Vec<&str> = Vec::new();
+        // A hash set: a long description's glosses run to hundreds of words (CC-CEDICT's
+        // single characters have many senses), where a list's lookups add up.
+        let mut seen: FastSet<&str> = FastSet::default();
         for run in cjk_runs(query) {
             without_cjk_stopwords(run, |piece| {
                 self.segment(piece, |term| {
                     for word in self.glosses[term].split(' ').filter(|w| !w.is_empty()) {
-                        if !seen.contains(&word) {
-                            seen.push(word);
+                        if seen.insert(word) {
                             if !out.is_empty() {
                                 out.push(' ');
                             }

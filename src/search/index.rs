@@ -13,11 +13,12 @@ use std::sync::Arc;
 use smallvec::SmallVec;
 
 use super::SearchDoc;
+use super::bridge::LanguageBridge;
 use super::hash::FastMap;
 use super::tokenize::{Analyzer, TermKind, exact_key, phrase_key_into};
 
 /// Number of indexed fields.
-pub(crate) const NF: usize = 6;
+pub(crate) const NF: usize = 7;
 
 /// Field slots in a posting's term-frequency array.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +33,11 @@ pub(crate) enum Field {
     Desc = 3,
     ParamName = 4,
     ParamDesc = 5,
+    /// The English glosses of a Chinese description's terms, when a bilingual dictionary is
+    /// installed (`bridge`): an English request finds a tool described only in Chinese. A
+    /// field of its own so a dictionary's guesses weigh less than words the tool's author
+    /// wrote, holding terms of their own ([`gloss_term`]).
+    Gloss = 6,
 }
 
 /// One document's occurrences of one term, per field (saturating at 255: BM25 saturates long
@@ -72,6 +78,8 @@ pub(crate) struct Store {
     /// [`DocBuilder`]'s buffers, kept between documents.
     scratch: Scratch,
     tf_scratch: TermCounts,
+    /// The dictionary Chinese descriptions are glossed with as they are indexed.
+    pub bridge: Option<Arc<LanguageBridge>>,
     pub postings: Vec<PostingList>,
     pub field_totals: [u64; NF],
     pub live: usize,
@@ -286,12 +294,33 @@ impl<I: TermIds> DocBuilder<'_, I> {
     }
 }
 
+impl<I: TermIds> DocBuilder<'_, I> {
+    /// The gloss field: words only (no phrases: two glosses side by side are two senses of one
+    /// term as often as two terms), each as its gloss term.
+    fn add_glosses(&mut self, glosses: &str) {
+        let f = Field::Gloss as usize;
+        let mut analyzer = std::mem::take(&mut self.scratch.analyzer);
+        let mut key = std::mem::take(&mut self.scratch.phrase);
+        analyzer.run(glosses, |t, kind| {
+            if kind == TermKind::Word {
+                key.clear();
+                gloss_term(t, &mut key);
+                self.bump(f, &key);
+                self.lens[f] += 1.0;
+            }
+        });
+        self.scratch.phrase = key;
+        self.scratch.analyzer = analyzer;
+    }
+}
+
 /// Appends `doc`'s term counts to `tf` and returns its field lengths.
 fn analyse<I: TermIds>(
     ids: &mut I,
     scratch: &mut Scratch,
     tf: &mut TermCounts,
     doc: &SearchDoc,
+    bridge: Option<&LanguageBridge>,
 ) -> [f32; NF] {
     let start = tf.len();
     let mut b = DocBuilder {
@@ -303,6 +332,9 @@ fn analyse<I: TermIds>(
     b.add(Field::Name, doc.name);
     b.add(Field::Label, doc.namespace_label);
     b.add(Field::Desc, doc.description);
+    if let Some(bridge) = bridge.filter(|_| needs_glosses(doc.description)) {
+        b.add_glosses(&bridge.glosses(doc.description));
+    }
     for (pname, pdesc) in doc.params {
         b.add(Field::ParamName, pname);
         b.add(Field::ParamDesc, pdesc);
@@ -319,7 +351,26 @@ fn analyse<I: TermIds>(
     lens
 }
 
-fn analyse_chunk(docs: Vec<&SearchDoc>) -> AnalysedChunk {
+/// Marks a gloss term. Glosses are indexed as terms apart from the words tools' authors wrote
+/// (`\u{1}news`, not `news`), so they change no other term's document frequency: an English
+/// catalog, a Chinese request and every typed word's rarity rank exactly as without a
+/// dictionary, and only a typed word's match in a gloss (its twin term, `query.rs`) is new.
+/// Not alphanumeric, so prefix expansion never reaches a gloss.
+const GLOSS_MARK: char = '\u{1}';
+
+/// The gloss term of an analysed word, appended to `out`.
+pub(crate) fn gloss_term(word: &str, out: &mut String) {
+    out.push(GLOSS_MARK);
+    out.push_str(word);
+}
+
+/// Whether a description has Chinese text a dictionary could gloss (most catalogs have none,
+/// and skip the segmenter).
+pub(crate) fn needs_glosses(description: &str) -> bool {
+    description.chars().any(super::tokenize::is_cjk)
+}
+
+fn analyse_chunk(docs: Vec<&SearchDoc>, bridge: Option<&LanguageBridge>) -> AnalysedChunk {
     // Sized from real MCP catalogs (about 32 distinct terms per tool, 11 of them new to a
     // chunk of a few thousand tools) so the buffers are not regrown along the way.
     let mut terms = LocalTerms {
@@ -332,7 +383,7 @@ fn analyse_chunk(docs: Vec<&SearchDoc>) -> AnalysedChunk {
         .into_iter()
         .map(|doc| {
             let start = tf.len();
-            let lens = analyse(&mut terms, &mut scratch, &mut tf, doc);
+            let lens = analyse(&mut terms, &mut scratch, &mut tf, doc, bridge);
             (start..tf.len(), lens)
         })
         .collect();
@@ -377,7 +428,8 @@ impl Store {
         self.remove(doc.name);
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut tf = std::mem::take(&mut self.tf_scratch);
-        let lens = analyse(self, &mut scratch, &mut tf, doc);
+        let bridge = self.bridge.clone();
+        let lens = analyse(self, &mut scratch, &mut tf, doc, bridge.as_deref());
         self.insert_analysed(doc, &tf, lens);
         tf.clear();
         self.scratch = scratch;
@@ -402,7 +454,10 @@ impl Store {
         for doc in &docs {
             self.remove(doc.name);
         }
-        let chunks = crate::parallel::map_chunks(docs.clone(), MIN_TOOLS_PER_THREAD, analyse_chunk);
+        let bridge = self.bridge.clone();
+        let chunks = crate::parallel::map_chunks(docs.clone(), MIN_TOOLS_PER_THREAD, |chunk| {
+            analyse_chunk(chunk, bridge.as_deref())
+        });
         let new_terms: usize = chunks.iter().map(|c| c.terms.terms.len()).sum();
         self.terms.ids.reserve(new_terms);
         let mut docs = docs.into_iter();

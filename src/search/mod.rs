@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use bridge::LanguageBridge;
 use index::Store;
+pub(crate) use index::needs_glosses;
 use query::WordQuery;
 
 use crate::embed::StaticEmbeddings;
@@ -125,10 +126,11 @@ pub struct Tuning {
     /// BM25 term-frequency saturation.
     pub k1: f64,
     /// Field weights, in field order: name words, exact whole name, namespace label,
-    /// description, parameter names, parameter descriptions.
-    pub weights: [f64; 6],
+    /// description, parameter names, parameter descriptions, a Chinese description's English
+    /// glosses.
+    pub weights: [f64; index::NF],
     /// Per-field length normalisation (BM25 `b`), same order.
-    pub b: [f64; 6],
+    pub b: [f64; index::NF],
     /// Query weight of a phrase (two adjacent query words that are adjacent in a name or a
     /// description), relative to a word; 0 turns phrases off.
     pub phrase_weight: f64,
@@ -175,8 +177,8 @@ impl Default for Tuning {
     fn default() -> Self {
         Tuning {
             k1: 1.2,
-            weights: [3.0, 4.0, 1.5, 1.0, 0.6, 0.6],
-            b: [0.75, 0.0, 0.5, 0.75, 0.75, 0.75],
+            weights: [3.0, 4.0, 1.5, 1.0, 0.6, 0.6, 1.5],
+            b: [0.75, 0.0, 0.5, 0.75, 0.75, 0.75, 0.75],
             phrase_weight: 1.0,
             phrase_idf: PhraseIdf::RarerWord,
             hybrid_phrase_idf: PhraseIdf::Own,
@@ -261,8 +263,12 @@ impl SearchIndex {
 
     /// Word queries are glossed with `bridge` from now on (`None`: no longer): a Chinese
     /// request's terms bring their English words, so tools described only in English match.
+    /// Tools upserted from now on get the glosses of their Chinese descriptions too (the
+    /// other direction); tools already indexed keep what they had until upserted again, which
+    /// [`crate::registry::Registry::set_language_bridge`] does for its own.
     /// Shared: one parsed dictionary serves every registry of the process.
     pub fn set_language_bridge(&mut self, bridge: Option<Arc<LanguageBridge>>) {
+        self.store.bridge = bridge.clone();
         self.bridge = bridge;
     }
 

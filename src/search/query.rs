@@ -8,6 +8,7 @@
 
 use super::hash::FastMap;
 use super::index::Store;
+use super::index::gloss_term;
 use super::rank::idf;
 use super::tokenize::{TermKind, analyze_tagged, exact_key, is_request_word, phrase_key_into};
 use super::{PhraseIdf, Tuning};
@@ -173,6 +174,7 @@ pub(crate) fn parse(store: &Store, word_query: WordQuery, tuning: &Tuning) -> Op
     }
 
     let mut terms: Vec<QueryTerm> = Vec::with_capacity(order.len());
+    let mut gloss_key = String::new();
     let mut required_mask = 0u64;
     for (term, count, required, origin, max_idf) in order {
         let tid = store
@@ -227,6 +229,21 @@ pub(crate) fn parse(store: &Store, word_query: WordQuery, tuning: &Tuning) -> Op
                 max_idf,
                 required: bit,
             });
+        }
+        // A typed word also matches the glosses of tools described in Chinese, which are
+        // terms of their own (see `gloss_term`); a gloss of the request does not (the request
+        // reads the Chinese text itself, and a gloss matching a gloss is two guesses agreeing).
+        if origin == Origin::Word {
+            gloss_key.clear();
+            gloss_term(&term, &mut gloss_key);
+            if let Some(tid) = store.term_id(&gloss_key) {
+                terms.push(QueryTerm {
+                    tid,
+                    weight,
+                    max_idf,
+                    required: None,
+                });
+            }
         }
     }
     dedupe(&mut terms);

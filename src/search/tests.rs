@@ -1146,3 +1146,91 @@ fn a_dictionary_glosses_chinese_requests_for_english_tools() {
     idx.set_language_bridge(None);
     assert!(q(&idx, "撤回消息").is_empty());
 }
+
+/// The other direction: a tool described only in Chinese gets the glosses of its description's
+/// terms in a field of their own, so an English request finds it, below a tool whose author
+/// wrote the same words.
+#[test]
+fn a_dictionary_glosses_chinese_descriptions_for_english_requests() {
+    let bridge = std::sync::Arc::new(
+        bridge::LanguageBridge::parse("获取\tget obtain\n黄历\talmanac\n热搜\tpopular search\n")
+            .unwrap(),
+    );
+    let tools = [
+        tool("getChineseCalendar", "bazi", "获取指定日期的黄历信息"),
+        tool("get-weibo-trending", "trends", "获取微博热搜榜"),
+        tool("web_search", "web", "Popular web search engine results"),
+    ];
+    let mut idx = SearchIndex::new();
+    idx.set_language_bridge(Some(bridge.clone()));
+    for t in &tools {
+        put(&mut idx, t);
+    }
+    idx.store.check_invariants();
+    assert_eq!(q(&idx, "the almanac"), ["getChineseCalendar"]);
+    assert_eq!(q(&idx, "get the almanac")[0], "getChineseCalendar");
+    // Words the author wrote outweigh a dictionary's guesses.
+    assert_eq!(
+        q(&idx, "popular search")[..2],
+        ["web_search", "get-weibo-trending"]
+    );
+    // Without the dictionary only the typed words of the catalog match.
+    assert!(q(&index(&tools), "the almanac").is_empty());
+    // An English catalog is indexed exactly as without a dictionary.
+    let english = [tool(
+        "web_search",
+        "web",
+        "Popular web search engine results",
+    )];
+    let mut glossing = SearchIndex::new();
+    glossing.set_language_bridge(Some(bridge));
+    put(&mut glossing, &english[0]);
+    let plain = index(&english);
+    assert_eq!(glossing.store.doc_lens, plain.store.doc_lens);
+    assert_eq!(glossing.store.terms.len(), plain.store.terms.len());
+}
+
+/// Glosses are terms of their own: a Chinese request (whose own glosses never read them) and
+/// every typed word's rarity score as if no description were glossed.
+#[test]
+fn glossed_descriptions_leave_chinese_requests_as_they_were() {
+    let bridge = std::sync::Arc::new(
+        bridge::LanguageBridge::parse("消息\tnews message\n撤回\trecall\n发送\tsend\n").unwrap(),
+    );
+    let tools = [
+        tool(
+            "im.message.recall",
+            "im",
+            "[Feishu/Lark] 撤回消息 recall a message",
+        ),
+        tool(
+            "im.message.send",
+            "im",
+            "[Feishu/Lark] 发送消息 send a message",
+        ),
+        tool("news_feed", "news", "Latest news headlines"),
+    ];
+    // Query glosses only (the dictionary came after indexing) vs query and description glosses.
+    let mut late = index(&tools);
+    late.set_language_bridge(Some(bridge.clone()));
+    let mut early = SearchIndex::new();
+    early.set_language_bridge(Some(bridge));
+    for t in &tools {
+        put(&mut early, t);
+    }
+    early.store.check_invariants();
+    let scored = |idx: &SearchIndex, query: &str| -> Vec<(String, f64)> {
+        let opts = SearchOptions {
+            limit: 10,
+            ..Default::default()
+        };
+        (idx.search(query, &opts).unwrap().into_iter())
+            .map(|h| (h.name, h.score))
+            .collect()
+    };
+    for query in ["撤回消息", "发送消息", "消息"] {
+        assert_eq!(scored(&early, query), scored(&late, query), "{query}");
+    }
+    // A typed word now also matches the glosses, and its own rarity is unchanged.
+    assert_eq!(q(&early, "send news")[0], "im.message.send");
+}
