@@ -1,4 +1,4 @@
-// Runs the ai@7 lane (lanes/ai7: ai@7, @ai-sdk/anthropic 4, @ai-sdk/openai 4) under Node 22,
+// Runs the ai@7 lane (lanes/ai7: ai@7, @ai-sdk/anthropic 4, @ai-sdk/openai 4, @ai-sdk/mcp 2) under Node 22,
 // which comes from the npm registry (scripts/ensure-node22.mjs); the lane's dependencies are
 // installed from its own lock on first run. Fails when any lane test fails.
 import { describe, it, expect } from 'vitest'

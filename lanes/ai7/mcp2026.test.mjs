@@ -1,0 +1,85 @@
+// `toolreg serve --http` driven by the AI SDK's own MCP client, @ai-sdk/mcp 2.x, which speaks MCP
+// 2026-07-28 (no session: `server/discover`, then every request carries its revision): it lists
+// the gateway's tools, finds, inspects and invokes a deferred tool of the real server-everything,
+// and the AI SDK runs the same path as tools of a model's turn (a test model's tool calls).
+import { spawn } from 'node:child_process'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createMCPClient } from '@ai-sdk/mcp'
+import { generateText, stepCountIs } from 'ai'
+import { MockLanguageModelV4 } from 'ai/test'
+import { bin, cliEnv, writeConfig } from '../../__tests__/cliRun.mjs'
+import { referenceServer } from '../../__tests__/mcpServers.mjs'
+
+const TOKEN = 'lane-ai7-token'
+const closing = []
+afterAll(async () => {
+  await Promise.allSettled(closing.map((close) => close()))
+})
+
+/** `toolreg serve --http 0` over server-everything; resolves to its URL once it listens. */
+function startGateway() {
+  const { id, command, args } = referenceServer('everything')
+  const config = writeConfig({ mcpServers: { [id]: { command, args } } })
+  const child = spawn(process.execPath, [bin, 'serve', '--http', '0', '--config', config, '--context-window', '8000', '--startup-wait', '60000'], {
+    env: cliEnv({ TOOLREG_SERVE_TOKEN: TOKEN }),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  closing.push(() => child.kill('SIGTERM'))
+  let stderr = ''
+  return new Promise((resolve, reject) => {
+    child.stderr.on('data', (d) => {
+      stderr += d
+      const url = /serving MCP at (\S+)/.exec(stderr)?.[1]
+      if (url) resolve(url)
+    })
+    child.once('exit', (code) => reject(new Error(`toolreg serve exited with ${code}: ${stderr}`)))
+  })
+}
+
+const textOf = (result) => result.content.map((c) => c.text ?? '').join('\n')
+
+describe('@ai-sdk/mcp 2.x (MCP 2026-07-28) through toolreg serve', () => {
+  it('lists the meta-tools, finds, inspects and invokes a deferred tool of a real server', async () => {
+    const url = await startGateway()
+    const client = await createMCPClient({ transport: { type: 'http', url, headers: { authorization: `Bearer ${TOKEN}` } } })
+    closing.push(() => client.close())
+    expect(client.initializeResult.protocolVersion).toBe('2026-07-28')
+
+    const { tools } = await client.listTools()
+    expect(tools.map((t) => t.name).slice(0, 3)).toEqual(['tool_search', 'tool_inspect', 'tool_invoke'])
+    const found = textOf(await client.callTool({ name: 'tool_search', arguments: { query: 'add two numbers' } }))
+    const sum = /mcp__everything__get_sum_[0-9a-f]{10}/.exec(found)?.[0]
+    expect(sum).toBeDefined()
+    expect(textOf(await client.callTool({ name: 'tool_inspect', arguments: { name: sum } }))).toMatch(/@param \{number\} params\.a/)
+    const invoked = await client.callTool({ name: 'tool_invoke', arguments: { name: sum, params: { a: 2, b: 40 } } })
+    expect(invoked).toMatchObject({ content: [{ type: 'text', text: 'The sum of 2 and 40 is 42.' }], isError: false })
+
+    // The same tools as the AI SDK gives them to a model: a scripted turn searches, inspects,
+    // invokes, and the gateway's answers come back as the tool results of the run.
+    const calls = [
+      { toolName: 'tool_search', input: { query: 'echo a message back' } },
+      { toolName: 'tool_inspect', input: { name: 'ECHO' } },
+      { toolName: 'tool_invoke', input: { name: 'ECHO', params: { message: 'hello from ai@7' } } },
+    ]
+    let echo
+    let step = 0
+    const model = new MockLanguageModelV4({
+      doGenerate: async ({ prompt }) => {
+        if (step === 1) {
+          // The search's answer, as the model reads it, names the echo tool's wire name.
+          echo = /mcp__everything__echo_[0-9a-f]{10}/.exec(JSON.stringify(prompt))?.[0]
+        }
+        const call = calls[step++]
+        const usage = { inputTokens: { total: 1 }, outputTokens: { total: 1 } }
+        if (!call) return { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] }
+        const input = JSON.stringify(call.input).replaceAll('ECHO', echo ?? 'ECHO')
+        return { content: [{ type: 'tool-call', toolCallId: `call-${step}`, toolName: call.toolName, input }], finishReason: { unified: 'tool-calls', raw: 'tool_use' }, usage, warnings: [] }
+      },
+    })
+    const result = await generateText({ model, tools: await client.tools(), prompt: 'Echo "hello from ai@7".', stopWhen: stepCountIs(5) })
+    expect(echo).toBeDefined()
+    const outputs = result.steps.flatMap((s) => s.toolResults)
+    expect(outputs.map((r) => r.toolName)).toEqual(['tool_search', 'tool_inspect', 'tool_invoke'])
+    expect(JSON.stringify(outputs[2].output)).toMatch(/Echo: hello from ai@7/)
+  }, 90_000)
+})
