@@ -258,6 +258,7 @@ impl NativeMcpHub {
     /// `on_sampling` their `sampling/createMessage`, `on_roots` their `roots/list`; without one
     /// the hub declares no capability for it. `auth_json` and `on_auth`: OAuth for remote servers (see [`JsAuth`]).
     #[napi(constructor)]
+    #[allow(clippy::too_many_arguments)] // one per host callback, as js/mcp/hub.js passes them
     pub fn new(
         servers_json: String,
         timings: Option<HubTimings>,

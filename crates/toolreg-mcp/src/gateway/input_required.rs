@@ -14,9 +14,9 @@
 //! the client as requests within its session (`Gateway::ask_client`).
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ErrorData,
-    GetPromptRequestParams, GetPromptResponse, InputRequest, InputRequests, InputRequiredResult,
-    InputResponses, ProgressToken,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ErrorData, GetPromptRequestParams,
+    GetPromptResponse, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    ProgressToken,
 };
 use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value};
@@ -156,28 +156,17 @@ impl Gateway {
         if let Some(forwarder) = forwarder {
             let _ = forwarder.await;
         }
-        match round {
-            Ok(Round::Complete(json)) => {
-                let mut result: CallToolResult = serde_json::from_value(json).map_err(|e| {
-                    ErrorData::internal_error(
-                        format!("the server's result is not valid: {e}"),
-                        None,
-                    )
-                })?;
-                complete_type(&mut result.result_type);
-                Ok(CallToolResponse::Complete(result))
+        let complete = match round {
+            Ok(Round::InputRequired(input)) => {
+                let input = self.relay(server_id, input, &binding, &retry.capabilities)?;
+                return Ok(CallToolResponse::InputRequired(input));
             }
-            Ok(Round::InputRequired(input)) => Ok(CallToolResponse::InputRequired(self.relay(
-                server_id,
-                input,
-                &binding,
-                &retry.capabilities,
-            )?)),
-            // The server's failure is this call's failure, as text the client shows.
-            Err(error) => Ok(CallToolResponse::Complete(CallToolResult::error(vec![
-                rmcp::model::ContentBlock::text(error.to_string()),
-            ]))),
-        }
+            Ok(Round::Complete(json)) => Ok(json),
+            Err(error) => Err(error),
+        };
+        let mut result = super::tool_result(complete)?;
+        complete_type(&mut result.result_type);
+        Ok(CallToolResponse::Complete(result))
     }
 
     /// One round of a `prompts/get` for a 2026-07-28 client; `params.name` is the name as the

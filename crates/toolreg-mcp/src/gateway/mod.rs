@@ -44,7 +44,7 @@ use tokio_util::sync::CancellationToken;
 pub use http::{HttpOptions, serve_http};
 pub use state::{StateKey, StateKeyError};
 
-use crate::mcp::{McpHub, ProgressSink};
+use crate::mcp::{McpError, McpHub, ProgressSink};
 
 /// How long a forwarded request may take unless the host says otherwise, as for any MCP call
 /// of the library.
@@ -461,15 +461,20 @@ impl Gateway {
         if let Some(forwarder) = forwarder {
             let _ = forwarder.await;
         }
-        Ok(match result {
-            Ok(json) => serde_json::from_value(json).map_err(|e| {
-                ErrorData::internal_error(format!("the server's result is not valid: {e}"), None)
-            })?,
-            // The server's failure is this call's failure, as text the client shows.
-            Err(error) => {
-                CallToolResult::error(vec![rmcp::model::ContentBlock::text(error.to_string())])
-            }
-        })
+        tool_result(result)
+    }
+}
+
+/// A forwarded call's outcome as the client's result: the server's as it sent it, or the
+/// server's failure as a failed call, as text the client shows.
+fn tool_result(result: Result<Value, McpError>) -> Result<CallToolResult, ErrorData> {
+    match result {
+        Ok(json) => serde_json::from_value(json).map_err(|e| {
+            ErrorData::internal_error(format!("the server's result is not valid: {e}"), None)
+        }),
+        Err(error) => Ok(CallToolResult::error(vec![
+            rmcp::model::ContentBlock::text(error.to_string()),
+        ])),
     }
 }
 
