@@ -2,13 +2,15 @@
 //! Streamable HTTP) in front of a [`GatewayHost`] that decides which tools the client sees and
 //! runs its calls. The host is the JS layer, where the registry, the defer decision and the
 //! meta-tools live; this module only speaks the protocol: it lists what the host lists,
-//! forwards calls with their progress and cancellation, passes a server's elicitation and
-//! sampling requests on to the client whose call it serves, and re-announces list changes.
-//! The servers' prompts, resources and completions pass through without the host.
+//! forwards calls with their progress and cancellation, passes a server's elicitation, sampling
+//! and roots requests on to the client whose call it serves (as requests in a session, or as
+//! `input_required` results to a 2026-07-28 client), and re-announces list changes. The
+//! servers' prompts, resources and completions pass through without the host.
 //!
 //! One concern per file: this one the handler and its shared state, `features` the prompts,
 //! resources and completions, `http` the Streamable HTTP listener with its bearer token and
-//! DNS-rebinding checks.
+//! DNS-rebinding checks, `input_required` the input-required rounds of 2026-07-28 clients,
+//! `state` the signed request state those rounds carry.
 
 mod features;
 mod http;
