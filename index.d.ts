@@ -557,6 +557,11 @@ export interface McpSamplingRequest {
   systemPrompt?: string
   [key: string]: unknown
 }
+/** The host's roots: `file://` URIs, each with an optional display name. */
+export interface McpRootsAnswer {
+  roots: { uri: string; name?: string }[]
+}
+
 export interface McpSamplingAnswer {
   role: 'assistant'
   content: { type: 'text'; text: string } | { type: string; [key: string]: unknown }
@@ -585,6 +590,12 @@ export declare class McpHub implements McpToolHost {
      * the hub declares no sampling capability, so servers do not ask.
      */
     onSampling?: (request: McpSamplingRequest) => McpSamplingAnswer | Promise<McpSamplingAnswer>
+    /**
+     * The directories a server may work in, when it asks (`roots/list`, or a `roots/list` input
+     * request at 2026-07-28). Without it the hub declares no roots capability, so servers do
+     * not ask.
+     */
+    onRoots?: (request: { serverId: string }) => McpRootsAnswer | Promise<McpRootsAnswer>
     /** OAuth for remote servers: how to ask the user, where tokens are kept. */
     auth?: McpAuthOptions
     /** A server's tool list changed (its `listTools` lists it anew). */

@@ -94,3 +94,33 @@ describe('McpHub sampling', () => {
     expect(() => new McpHub({ onSampling: {} })).toThrow(/onSampling/)
   })
 })
+
+// The test server's `--conformance-mrtr` mode: `test_input_required_result_list_roots` asks for
+// the roots (`roots/list` in a session, a roots input request at 2026-07-28) and lists their URIs.
+describe('McpHub roots', () => {
+  async function roots(onRoots, pin) {
+    hub = new McpHub({ servers: [{ ...testServer('r', ['--conformance-mrtr']), protocolVersion: pin }], ...(onRoots && { onRoots }) })
+    return hub.callTool('r', 'test_input_required_result_list_roots', {}, { timeoutMs: 20_000 })
+  }
+
+  it('hands roots/list and a roots input request to onRoots, at both revisions', async () => {
+    for (const pin of [SESSION_ERA, '2026-07-28']) {
+      const asked = []
+      const result = await roots(async (request) => {
+        asked.push(request)
+        return { roots: [{ uri: 'file:///work/project', name: 'project' }] }
+      }, pin)
+      expect(result.content[0].text, pin).toBe("The client's roots: file:///work/project")
+      expect(asked, pin).toEqual([{ serverId: 'r' }])
+      await hub.close()
+    }
+  })
+
+  it('without onRoots declares no capability: the server cannot ask', async () => {
+    await expect(roots(undefined, '2026-07-28')).rejects.toMatchObject({ code: 'TOOLREG_MCP_CALL', message: expect.stringMatching(/roots/) })
+  })
+
+  it('refuses an onRoots that is not a function', () => {
+    expect(() => new McpHub({ onRoots: [] })).toThrow(/onRoots/)
+  })
+})

@@ -3,7 +3,7 @@
 // (server-everything, server-memory) and our rmcp test server. Each gateway is the CLI run as a
 // user runs it.
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readdirSync } from 'node:fs'
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -510,8 +510,8 @@ async function stateless(url, method, params = {}, capabilities = {}) {
 
 describe('toolreg serve answers MCP 2025-11-25 and 2026-07-28 on one endpoint, by what each request asks', () => {
   it('a 2026-07-28 request: discovery, resultType on forwarded results, MissingRequiredClientCapabilityError (HTTP 400) for an undeclared capability; a 2025-11-25 session alongside gets its own shapes', async () => {
-    // The backend pinned to the handshake: its sampling tool asks within a session, the way the
-    // gateway detects an undeclared capability today (a 2026 backend's input_required is not passed through yet).
+    // The backend pinned to the handshake: its sampling tool asks within a session, where the
+    // gateway finds the capability the 2026-07-28 request did not declare.
     const { url } = await startHttp(['--config', configOf({ ...testServer('conformance', ['--conformance']), protocolVersion: '2025-11-25' }), '--no-auth'])
     const discovered = await stateless(url, 'server/discover')
     expect(discovered.status).toBe(200)
@@ -540,6 +540,49 @@ describe('toolreg serve answers MCP 2025-11-25 and 2026-07-28 on one endpoint, b
     expect(result.content[0].text).toBe('This is a simple text response for testing.')
     expect(result).not.toHaveProperty('resultType')
   }, 60_000)
+})
+
+describe('toolreg serve relays input-required results to 2026-07-28 clients', () => {
+  it('rounds of one call may reach different replicas that share the state key; a state signed with another key, altered, or a request the client cannot answer is refused', async () => {
+    const keys = mkdtempSync(join(tmpdir(), 'toolreg-serve-keys-'))
+    const keyFile = (name, secret) => {
+      const file = join(keys, name)
+      writeFileSync(file, `${secret}\n`)
+      return file
+    }
+    const shared = keyFile('shared', 'a'.repeat(48))
+    const config = configOf({ ...testServer('mrtr', ['--conformance-mrtr']), protocolVersion: '2026-07-28' })
+    const replica = (file) => startHttp(['--config', config, '--no-auth', '--state-key-file', file]).then(({ url }) => url)
+    const [first, second, stranger] = await Promise.all([replica(shared), replica(shared), replica(keyFile('other', 'b'.repeat(48)))])
+    const asks = { elicitation: {} }
+    const call = (url, extra = {}, capabilities = asks) => stateless(url, 'tools/call', { name: 'test_input_required_result_multi_round', arguments: {}, ...extra }, capabilities)
+
+    const round1 = (await call(first)).answer.result
+    expect(round1).toMatchObject({ resultType: 'input_required', inputRequests: { step1: { method: 'elicitation/create' } } })
+    expect(round1.requestState).toEqual(expect.any(String))
+    // The server's own state travels inside the gateway's, signed: not readable as the server's text.
+    expect(round1.requestState).not.toBe('round-1')
+
+    const round2 = (await call(second, { inputResponses: { step1: { action: 'accept', content: { name: 'Ada' } } }, requestState: round1.requestState })).answer.result
+    expect(round2).toMatchObject({ resultType: 'input_required', inputRequests: { step2: { method: 'elicitation/create' } } })
+    expect(round2.requestState).not.toBe(round1.requestState)
+
+    const answer2 = { inputResponses: { step2: { action: 'accept', content: { color: 'blue' } } } }
+    const foreign = await call(stranger, { ...answer2, requestState: round2.requestState })
+    expect(foreign.answer.error).toMatchObject({ code: -32602, message: expect.stringMatching(/integrity check/) })
+    const altered = await call(first, { ...answer2, requestState: `${round2.requestState}x` })
+    expect(altered.answer.error.code).toBe(-32602)
+    // Bound to its request: the same state on other arguments is refused too.
+    const elsewhere = await stateless(first, 'tools/call', { name: 'test_input_required_result_multi_round', arguments: { other: 1 }, ...answer2, requestState: round2.requestState }, asks)
+    expect(elsewhere.answer.error.code).toBe(-32602)
+
+    const done = (await call(first, { ...answer2, requestState: round2.requestState })).answer.result
+    expect(done).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: "Ada's favorite color is blue" }] })
+
+    // Asked only for roots, which the request did not declare.
+    const roots = await stateless(first, 'tools/call', { name: 'test_input_required_result_list_roots', arguments: {} }, { sampling: {} })
+    expect(roots.answer.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { roots: {} } } })
+  }, 90_000)
 })
 
 /** The MCP Inspector's CLI mode (@modelcontextprotocol/inspector 1.0.3, its launcher as published): one method per run, its JSON answer. */

@@ -463,10 +463,11 @@ export function createProgram({ open = openSession } = {}) {
     .addOption(timeoutOption())
     .option('--startup-wait <ms>', 'how long after its start serve may wait for servers with no cached tool list before answering the client; later ones join with a tools/list_changed notification (for a client that ignores it, raise this to --timeout)', (v) => (v === '0' ? 0 : positiveInt(v)), STARTUP_WAIT_MS)
     .addOption(callTimeoutOption('a tool call, prompt or resource request forwarded to a server'))
+    .option('--state-key-file <file>', 'the secret (32 bytes or more) that signs the request state handed to 2026-07-28 clients with input-required results; give every replica behind one address the same (else TOOLREG_STATE_KEY, else one per process)')
     .option('--usage-store <file>', 'learn pins from use: record each tool call (name, server, time; no arguments or results) in this JSON Lines file, and keep the tools used most recently and most often loaded (tools/list _meta anthropic/alwaysLoad) within 2,000 tokens of definitions')
     .addHelpText('after', examples('toolreg serve --model claude-sonnet-4', 'toolreg serve --http 3939 --exec', 'toolreg serve --profile cursor', 'TOOLREG_SERVE_TOKEN=secret toolreg serve --http 3939 --config ~/.cursor/mcp.json'))
     .action(async (opts) => {
-      const [{ resolveSource, startTimeoutOf, trackOpen }, { SERVE_ACTIVE_ENV, createGateway, serveToken, withoutSelf }] = await Promise.all([sessionModule.load(), import('./serve.mjs')])
+      const [{ resolveSource, startTimeoutOf, trackOpen }, { SERVE_ACTIVE_ENV, createGateway, readStateKey, serveToken, withoutSelf }] = await Promise.all([sessionModule.load(), import('./serve.mjs')])
       if (opts.stdio && opts.http !== undefined) throw new CliError('Pick one of --stdio and --http.', EXIT.USAGE)
       // A server started by a gateway that runs a gateway again: the config lists toolreg itself
       // in a form withoutSelf does not recognise (a wrapper script, say).
@@ -482,12 +483,19 @@ export function createProgram({ open = openSession } = {}) {
       for (const skip of source.skipped) say(`leaving out ${skippedLabel(skip)}: ${skip.why}`)
       for (const id of fronted.selves) say(`leaving out ${id}: it runs toolreg serve itself`)
       const profile = applyProfile(fronted.servers, source.settings, opts.profile)
+      let stateKey
+      try {
+        stateKey = readStateKey(opts.stateKeyFile)
+      } catch (error) {
+        throw new CliError(`${error.message}.`, EXIT.USAGE)
+      }
       const served = await createGateway(profile.servers, {
         contextWindow: window.contextWindow ?? window.modelWindow,
         exec: opts.exec,
         timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS,
         timeoutOf: (config) => startTimeoutOf(config, { timeoutMs: opts.timeout ?? DEFAULT_TIMEOUT_MS, timeoutGiven: opts.timeout !== undefined }),
         callTimeoutMs: opts.callTimeout,
+        stateKey,
         startupWaitMs: opts.startupWait,
         log: say,
         keeps: profile.keeps,

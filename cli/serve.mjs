@@ -70,9 +70,9 @@ async function metaDefinition(name, tool) {
  * request forwarded to a server (a call, directly or through the meta-tools, a prompt, a
  * resource); `needsApproval(serverId, toolName)` marks tools that, like the ones a server marks
  * destructive, stay inline and out of tool_invoke / tool_exec. `startupWaitMs`: see
- * STARTUP_WAIT_MS.
+ * STARTUP_WAIT_MS. `stateKey`: see readStateKey.
  */
-export async function createGateway(servers, { contextWindow, exec = false, timeoutMs = 30_000, timeoutOf = () => timeoutMs, callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS, log = () => {}, keeps = () => true, needsApproval = () => false, startupWaitMs = STARTUP_WAIT_MS, usageStore } = {}) {
+export async function createGateway(servers, { contextWindow, exec = false, timeoutMs = 30_000, timeoutOf = () => timeoutMs, callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS, stateKey, log = () => {}, keeps = () => true, needsApproval = () => false, startupWaitMs = STARTUP_WAIT_MS, usageStore } = {}) {
   const version = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version
   let gateway = null
   let gatewayReady
@@ -115,6 +115,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     // A server asking its client is answered by the gateway's client whose call it serves.
     onElicitation: (request) => askClient('elicitation', request),
     onSampling: (request) => askClient('sampling', request),
+    onRoots: (request) => askClient('roots', request),
     onToolsChanged,
     onLog: ({ serverId, ...message }) => gateway?.log(JSON.stringify({ ...message, logger: message.logger ?? serverId })),
     // Prompts and resources pass through the gateway natively; their changes are relayed.
@@ -324,6 +325,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
         .then((answer) => JSON.stringify(answer ?? null)),
     McpHub.nativeOf(hub),
     callTimeoutMs,
+    stateKey ?? null,
   )
   gatewayReady()
   if (listingsChanged !== firstBuildSaw) rebuild()
@@ -371,6 +373,20 @@ export function withoutSelf(servers) {
     return words.some((w) => /(^|[\\/@])toolreg(\.mjs|@[^/\\\s]*)?$/.test(w)) && words.includes('serve')
   }
   return { servers: servers.filter((s) => !runsGateway(s)), selves: servers.filter(runsGateway).map((s) => s.config.id) }
+}
+
+/**
+ * The secret that signs the request state of input-required results (2026-07-28 clients): the
+ * text of `--state-key-file`, else TOOLREG_STATE_KEY, else `undefined` (the gateway draws one
+ * for its process, which other replicas cannot check).
+ */
+export function readStateKey(file, env = process.env) {
+  if (file === undefined) return env.TOOLREG_STATE_KEY || undefined
+  try {
+    return readFileSync(file, 'utf8')
+  } catch (error) {
+    throw Object.assign(new Error(`could not read the state key file ${file}: ${error.message}`), { code: 'STATE_KEY_UNREADABLE' })
+  }
 }
 
 /** A bearer token for HTTP mode: TOOLREG_SERVE_TOKEN, else 32 random bytes. */

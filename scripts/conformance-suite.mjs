@@ -187,7 +187,14 @@ export async function startGateway(dir, { token = null, env: extraEnv = {} } = {
   // Pinned to the handshake lifecycle: the test server's sampling, elicitation and subscription
   // tools ask and notify the 2025-11-25 way, within a session; at 2026-07-28 the hub would
   // reach it statelessly and those requests would have nowhere to go.
-  writeFileSync(config, JSON.stringify({ mcpServers: { conformance: { command: testServerBinary(), args: ['--conformance'], protocolVersion: '2025-11-25' } } }))
+  // The input-required-result scenarios' tools and prompt are another server's, of 2026-07-28:
+  // they ask with input_required results under the keys the scenarios give, which the gateway
+  // relays to 2026-07-28 clients (and answers through its 2025-11-25 clients' sessions).
+  const binary = testServerBinary()
+  writeFileSync(config, JSON.stringify({ mcpServers: {
+    conformance: { command: binary, args: ['--conformance'], protocolVersion: '2025-11-25' },
+    'conformance-mrtr': { command: binary, args: ['--conformance-mrtr'], protocolVersion: '2026-07-28' },
+  } }))
   const env = { ...process.env, ...extraEnv, TOOLREG_CACHE_DIR: path.join(dir, 'cache'), TOOLREG_CONFIG_DIR: path.join(dir, 'config') }
   if (token) env.TOOLREG_SERVE_TOKEN = token
   else delete env.TOOLREG_SERVE_TOKEN

@@ -669,6 +669,124 @@ async fn input_required_results_are_answered_by_the_host() {
     server.kill().await.unwrap();
 }
 
+/// A host that answers every kind of input: a form (accepted with `content`), a sampling (the
+/// model says `said`) and its roots; it records the kinds it was asked for.
+struct Host {
+    kind: &'static str,
+    asked: Arc<Mutex<Vec<&'static str>>>,
+}
+
+impl AskHost for Host {
+    fn ask(&self, _request: Value) -> AskFuture {
+        self.asked.lock().unwrap().push(self.kind);
+        let answer = match self.kind {
+            "elicitation" => json!({ "action": "accept", "content": { "name": "Ada" } }),
+            "sampling" => json!({ "role": "assistant", "model": "test",
+                "content": { "type": "text", "text": "Good day" } }),
+            _ => json!({ "roots": [{ "uri": "file:///work", "name": "work" }] }),
+        };
+        Box::pin(async move { Ok(answer) })
+    }
+}
+
+/// The input-required scenarios' tools (`--conformance-mrtr`): asked in a session of the
+/// handshake lifecycle (requests during the call, roots included) and at 2026-07-28
+/// (`input_required` results the hub answers), the host answers the same three questions; one
+/// round at a time, the caller gets each round's input requests and the server's state, and a
+/// retry with them moves the call on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_requests_reach_the_host_or_the_caller_round_by_round() {
+    let pinned = |id: &str, version: &str| match stdio(id, &["--conformance-mrtr"]) {
+        ServerConfig::Stdio {
+            id,
+            name,
+            command,
+            args,
+            env,
+            cwd,
+            ..
+        } => ServerConfig::Stdio {
+            id,
+            name,
+            command,
+            args,
+            env,
+            cwd,
+            protocol_version: Some(version.into()),
+        },
+        other => other,
+    };
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let host = |kind| {
+        Some(AskHostHandle(Arc::new(Host {
+            kind,
+            asked: asked.clone(),
+        })))
+    };
+    let hub = McpHub::with_options(
+        vec![
+            pinned("current", "2026-07-28"),
+            pinned("session", "2025-11-25"),
+        ],
+        HubOptions {
+            elicitor: host("elicitation"),
+            sampler: host("sampling"),
+            roots: host("roots"),
+            ..HubOptions::default()
+        },
+    )
+    .unwrap();
+    for id in ["session", "current"] {
+        let r = call(
+            &hub,
+            id,
+            "test_input_required_result_multiple_inputs",
+            json!({}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            text(&r),
+            "Good day Ada, your roots are: file:///work",
+            "{id}: {r}"
+        );
+        let mut kinds = std::mem::take(&mut *asked.lock().unwrap());
+        kinds.sort();
+        assert_eq!(kinds, ["elicitation", "roots", "sampling"], "{id}");
+    }
+
+    let tool = "test_input_required_result_multi_round";
+    let round = |answers: Option<Value>, state: Option<String>| {
+        let mut params = rmcp::model::CallToolRequestParams::new(tool);
+        params.input_responses = answers.map(|a| serde_json::from_value(a).unwrap());
+        params.request_state = state;
+        hub.call_tool_round("current", params, T, None, None)
+    };
+    let Round::InputRequired(first) = round(None, None).await.unwrap() else {
+        panic!("round 1 asks");
+    };
+    let keys: Vec<_> = first
+        .input_requests
+        .iter()
+        .flatten()
+        .map(|(k, _)| k.clone())
+        .collect();
+    assert_eq!(keys, ["step1"]);
+    let name = json!({ "step1": { "action": "accept", "content": { "name": "Ada" } } });
+    let Round::InputRequired(second) = round(Some(name), first.request_state).await.unwrap() else {
+        panic!("round 2 asks again");
+    };
+    assert_eq!(second.request_state.as_deref(), Some("round-2:Ada"));
+    let color = json!({ "step2": { "action": "accept", "content": { "color": "blue" } } });
+    let Round::Complete(done) = round(Some(color), second.request_state).await.unwrap() else {
+        panic!("round 3 completes");
+    };
+    assert_eq!(text(&done), "Ada's favorite color is blue");
+    // Answered by the caller, not the host.
+    assert!(asked.lock().unwrap().is_empty());
+    hub.close().await;
+}
+
 /// Unpinned, a server of both revisions is spoken to at the current one; `protocolVersion`
 /// pins the handshake era; a pin the server cannot honour fails the connect instead of being
 /// silently replaced.

@@ -5,7 +5,7 @@
 //!                 [--slow-start-ms N] [--hang-on-list] [--malformed[=noise|only|exit]]
 //!                 [--protocol 2024-11-05] [--name NAME] [--linger] [--ignore-sigterm]
 //!                 [--spawn-grandchild] [--no-tools] [--oauth] [--oauth-token-ttl S]
-//!                 [--conformance]
+//!                 [--conformance] [--conformance-mrtr]
 //! ```
 //! Every flag can also be given as an env var: `MCP_TEST_<FLAG>` (e.g. `MCP_TEST_TOOLS=10000`).
 //!
@@ -31,6 +31,9 @@
 //!   authorization server (`oauth.rs`).
 //! - `--conformance`: only the tools the MCP conformance suite's server scenarios call
 //!   (`conformance.rs`), for testing `toolreg serve` with the suite.
+//! - `--conformance-mrtr`: only the tools and the prompt of the suite's input-required-result
+//!   scenarios (`mrtr.rs`): an `input_required` result at 2026-07-28, requests of its own in a
+//!   session of the handshake lifecycle.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -62,6 +65,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 mod conformance;
+mod mrtr;
 mod oauth;
 
 static CANCELLED: AtomicU64 = AtomicU64::new(0);
@@ -91,6 +95,7 @@ struct Opts {
     oauth: bool,
     oauth_token_ttl: u64,
     conformance: bool,
+    conformance_mrtr: bool,
 }
 
 fn parse_opts() -> Opts {
@@ -119,6 +124,7 @@ fn parse_opts() -> Opts {
                         | "no-tools"
                         | "oauth"
                         | "conformance"
+                        | "conformance-mrtr"
                 );
                 let v = if takes_value {
                     args.next().unwrap_or_default()
@@ -158,6 +164,7 @@ fn parse_opts() -> Opts {
         spawn_grandchild: on("spawn-grandchild"),
         no_tools: on("no-tools"),
         conformance: on("conformance"),
+        conformance_mrtr: on("conformance-mrtr"),
     }
 }
 
@@ -196,6 +203,9 @@ impl TestServer {
     }
 
     fn all_tools(&self) -> Vec<Tool> {
+        if self.opts.conformance_mrtr {
+            return mrtr::tools();
+        }
         if self.opts.conformance {
             return conformance::tools();
         }
@@ -323,6 +333,11 @@ impl ServerHandler for TestServer {
     fn get_info(&self) -> InitializeResult {
         let capabilities = if self.opts.no_tools {
             ServerCapabilities::builder().enable_prompts().build()
+        } else if self.opts.conformance_mrtr {
+            ServerCapabilities::builder()
+                .enable_prompts()
+                .enable_tools()
+                .build()
         } else if self.opts.conformance {
             #[allow(deprecated)] // logging: see the `log` tool
             ServerCapabilities::builder()
@@ -389,7 +404,9 @@ impl ServerHandler for TestServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let prompts = if self.opts.conformance {
+        let prompts = if self.opts.conformance_mrtr {
+            mrtr::prompts()
+        } else if self.opts.conformance {
             conformance::prompts()
         } else {
             Vec::new()
@@ -400,8 +417,12 @@ impl ServerHandler for TestServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if self.opts.conformance_mrtr {
+            let (answers, state) = (request.input_responses, request.request_state);
+            return mrtr::get_prompt(&request.name, answers, state, &context).await;
+        }
         self.conformance_only()?;
         conformance::get_prompt(&request).map(GetPromptResponse::Complete)
     }
@@ -477,6 +498,17 @@ impl ServerHandler for TestServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
+        if self.opts.conformance_mrtr {
+            let (answers, state) = (request.input_responses, request.request_state);
+            return mrtr::call(&request.name, answers, state, &context)
+                .await
+                .unwrap_or_else(|| {
+                    Err(ErrorData::invalid_params(
+                        format!("tool not found: {}", request.name),
+                        None,
+                    ))
+                });
+        }
         if self.opts.conformance {
             return conformance::call(&request.name, &args, &context)
                 .await

@@ -107,7 +107,7 @@ class McpHub {
   #tools = new Map()
 
   /**
-   * @param {{ servers?: object[], connectTimeoutMs?: number, reconnectBackoffMs?: number, onElicitation?: Function, onSampling?: Function, auth?: object }} [options]
+   * @param {{ servers?: object[], connectTimeoutMs?: number, reconnectBackoffMs?: number, onElicitation?: Function, onSampling?: Function, onRoots?: Function, auth?: object }} [options]
    *   `reconnectBackoffMs` (default 1000): after a failed connect, calls within this delay
    *   fail at once with that error instead of starting the server again; it doubles per
    *   further failure (up to 32x) and resets once a connect succeeds. 0 retries every call.
@@ -117,6 +117,8 @@ class McpHub {
    *   `onSampling(request) → Promise<{ role, content, model, stopReason? }>`: answers a server's
    *   `sampling/createMessage` with the host's model. Without it the hub declares no sampling
    *   capability.
+   *   `onRoots({ serverId }) → Promise<{ roots: [{ uri, name? }] }>`: the directories a server
+   *   may work in, when it asks (`roots/list`). Without it the hub declares no roots capability.
    *   `onToolsChanged(serverId)`: a server's tool list changed (`listTools` lists it anew).
    *   `onLog({ serverId, level, logger?, data })`: a server's log message.
    *   `onListChanged({ serverId, list })`: a server's prompt (`list` 'prompts') or resource
@@ -136,13 +138,13 @@ class McpHub {
         throw invalidArgument(key, `expected a whole number of milliseconds, got ${String(ms)}`)
       }
     }
-    const asks = { onElicitation: '{ action, content? }', onSampling: '{ role, content, model }' }
+    const asks = { onElicitation: '{ action, content? }', onSampling: '{ role, content, model }', onRoots: '{ roots }' }
     for (const [key, answer] of Object.entries(asks)) {
       if (options[key] !== undefined && typeof options[key] !== 'function') {
         throw invalidArgument(key, `expected a function (request) => Promise<${answer}>`)
       }
     }
-    const [elicit, sample] = Object.keys(asks).map(
+    const [elicit, sample, roots] = Object.keys(asks).map(
       (key) => options[key] && ((json) => Promise.resolve(JSON.parse(json)).then(options[key]).then((answer) => JSON.stringify(answer))),
     )
     const [authSettings, authCall] = authBridge(options.auth)
@@ -170,7 +172,7 @@ class McpHub {
       } catch {}
       return Promise.resolve('null')
     }
-    this.#native = callNative(() => new native.NativeMcpHub(json, { connectTimeoutMs: options.connectTimeoutMs, reconnectBackoffMs: options.reconnectBackoffMs }, elicit, sample, authSettings, authCall, onEvent))
+    this.#native = callNative(() => new native.NativeMcpHub(json, { connectTimeoutMs: options.connectTimeoutMs, reconnectBackoffMs: options.reconnectBackoffMs }, elicit, sample, authSettings, authCall, onEvent, roots))
   }
 
   addServer(config) {

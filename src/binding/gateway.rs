@@ -14,7 +14,7 @@ use super::callback::JsCallback;
 use super::mcp::NativeMcpHub;
 use crate::gateway::{
     ClientRequest, DEFAULT_CALL_TIMEOUT, Gateway, GatewayCall, GatewayHost, GatewayInfo,
-    HostAnswer, HttpOptions, serve_http,
+    HostAnswer, HttpOptions, StateKey, serve_http,
 };
 use crate::mcp::ServerList;
 
@@ -85,6 +85,8 @@ impl NativeGateway {
     /// `{ op: "cancel", id }`; `{ op: "warn", message }`. Prompts, resources and completions go
     /// to `hub`'s servers without the host.
     /// `call_timeout_ms`: how long a request forwarded to a server may take (default 60 s).
+    /// `state_key`: the secret (32 bytes or more) that signs the request state handed to
+    /// 2026-07-28 clients, the same on every replica; without it, one drawn for this process.
     #[napi(constructor)]
     pub fn new(
         name: String,
@@ -93,8 +95,14 @@ impl NativeGateway {
         host: Function<'_, String, Promise<String>>,
         hub: Option<&NativeMcpHub>,
         call_timeout_ms: Option<u32>,
+        state_key: Option<String>,
     ) -> Result<Self> {
         let host = Arc::new(JsHost(JsCallback::new(host)?));
+        let state_key = match state_key {
+            Some(secret) => StateKey::from_secret(secret.as_bytes()),
+            None => StateKey::random(),
+        }
+        .map_err(|e| Error::new(Status::InvalidArg, e.to_string()))?;
         Ok(NativeGateway {
             gateway: Gateway::new(
                 host,
@@ -107,6 +115,7 @@ impl NativeGateway {
                     }),
                 },
                 hub.map(NativeMcpHub::handle),
+                state_key,
             ),
             ct: CancellationToken::new(),
         })
@@ -142,14 +151,15 @@ impl NativeGateway {
         }
     }
 
-    /// A server's `elicitation/create` (`kind` "elicitation") or `sampling/createMessage`
-    /// ("sampling"), params with `serverId`, passed on to the client whose call it serves; the
+    /// A server's `elicitation/create` (`kind` "elicitation"), `sampling/createMessage`
+    /// ("sampling") or `roots/list` ("roots"), params with `serverId`, passed on to the client whose call it serves; the
     /// client's answer as JSON.
     #[napi]
     pub async fn ask_client(&self, kind: String, request_json: String) -> Result<String> {
         let kind = match kind.as_str() {
             "elicitation" => ClientRequest::Elicitation,
             "sampling" => ClientRequest::Sampling,
+            "roots" => ClientRequest::Roots,
             other => {
                 return Err(Error::new(
                     Status::InvalidArg,

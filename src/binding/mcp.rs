@@ -125,7 +125,7 @@ impl HubEvents for JsEvents {
     }
 }
 
-/// The host's `onElicitation` or `onSampling`, named for error messages.
+/// The host's `onElicitation`, `onSampling` or `onRoots`, named for error messages.
 struct JsAsk(JsCallback, &'static str);
 
 impl AskHost for JsAsk {
@@ -255,9 +255,10 @@ pub struct HubTimings {
 #[napi]
 impl NativeMcpHub {
     /// `on_elicitation(requestJson) → Promise<answerJson>` answers servers' `elicitation/create`,
-    /// `on_sampling` their `sampling/createMessage`; without one the hub declares no capability
-    /// for it. `auth_json` and `on_auth`: OAuth for remote servers (see [`JsAuth`]).
+    /// `on_sampling` their `sampling/createMessage`, `on_roots` their `roots/list`; without one
+    /// the hub declares no capability for it. `auth_json` and `on_auth`: OAuth for remote servers (see [`JsAuth`]).
     #[napi(constructor)]
+    #[allow(clippy::too_many_arguments)] // one per host callback, as js/mcp/hub.js passes them
     pub fn new(
         servers_json: String,
         timings: Option<HubTimings>,
@@ -266,6 +267,7 @@ impl NativeMcpHub {
         auth_json: Option<String>,
         on_auth: Option<Function<'_, String, Promise<String>>>,
         on_event: Option<Function<'_, String, Promise<String>>>,
+        on_roots: Option<Function<'_, String, Promise<String>>>,
     ) -> Result<Self> {
         let servers: Vec<ServerConfig> =
             serde_json::from_str(&servers_json).map_err(invalid_config)?;
@@ -279,6 +281,7 @@ impl NativeMcpHub {
         }
         options.elicitor = js_ask(on_elicitation, "onElicitation")?;
         options.sampler = js_ask(on_sampling, "onSampling")?;
+        options.roots = js_ask(on_roots, "onRoots")?;
         let on_auth = match on_auth {
             Some(function) => Some(JsAuth(JsCallback::new(function)?)),
             None => None,

@@ -44,7 +44,7 @@ pub(super) struct Routes {
 
 /// A hub error as the client's error: the server's own JSON-RPC code and message when it sent
 /// one (e.g. "resource not found"), else an internal error naming what failed.
-fn forwarded_error(error: McpError) -> ErrorData {
+pub(super) fn forwarded_error(error: McpError) -> ErrorData {
     match error {
         McpError::Call {
             message,
@@ -60,7 +60,7 @@ fn not_offered(error: &McpError) -> bool {
 }
 
 impl Gateway {
-    fn hub(&self) -> Result<McpHub, ErrorData> {
+    pub(super) fn hub(&self) -> Result<McpHub, ErrorData> {
         self.shared.hub.clone().ok_or_else(|| {
             ErrorData::internal_error("this gateway has no MCP servers behind it", None)
         })
@@ -121,7 +121,7 @@ impl Gateway {
     }
 
     /// The server and its own name of listed prompt `name` (listing first if need be).
-    async fn prompt_route(&self, name: &str) -> Result<(String, String), ErrorData> {
+    pub(super) async fn prompt_route(&self, name: &str) -> Result<(String, String), ErrorData> {
         if lock(&self.shared.routes).prompts.is_none() {
             self.list_prompts().await?;
         }

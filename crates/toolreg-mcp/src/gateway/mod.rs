@@ -2,16 +2,20 @@
 //! Streamable HTTP) in front of a [`GatewayHost`] that decides which tools the client sees and
 //! runs its calls. The host is the JS layer, where the registry, the defer decision and the
 //! meta-tools live; this module only speaks the protocol: it lists what the host lists,
-//! forwards calls with their progress and cancellation, passes a server's elicitation and
-//! sampling requests on to the client whose call it serves, and re-announces list changes.
-//! The servers' prompts, resources and completions pass through without the host.
+//! forwards calls with their progress and cancellation, passes a server's elicitation, sampling
+//! and roots requests on to the client whose call it serves (as requests in a session, or as
+//! `input_required` results to a 2026-07-28 client), and re-announces list changes. The
+//! servers' prompts, resources and completions pass through without the host.
 //!
 //! One concern per file: this one the handler and its shared state, `features` the prompts,
 //! resources and completions, `http` the Streamable HTTP listener with its bearer token and
-//! DNS-rebinding checks.
+//! DNS-rebinding checks, `input_required` the input-required rounds of 2026-07-28 clients,
+//! `state` the signed request state those rounds carry.
 
 mod features;
 mod http;
+mod input_required;
+mod state;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -21,7 +25,8 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 // Logging is deprecated for the 2026 protocol (SEP-2577); clients of 2025-06-18 and 2025-11-25,
-// the ones in use, still set levels and read messages.
+// the ones in use, still set levels and read messages. So are sampling and roots, which servers
+// still ask for.
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
     CompleteRequestParams, CompleteResult, ErrorData, GetPromptRequestParams, GetPromptResponse,
@@ -39,8 +44,9 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 pub use http::{HttpOptions, serve_http};
+pub use state::{StateKey, StateKeyError};
 
-use crate::mcp::{McpHub, ProgressSink};
+use crate::mcp::{McpError, McpHub, ProgressSink};
 
 /// How long a forwarded request may take unless the host says otherwise, as for any MCP call
 /// of the library.
@@ -113,6 +119,8 @@ struct Shared {
     listeners: Mutex<Vec<(u64, SubscriptionSink)>>,
     /// Which server each prompt and resource belongs to, and the clients' subscriptions.
     routes: Mutex<features::Routes>,
+    /// Signs the request state of the input-required results relayed to 2026-07-28 clients.
+    state_key: StateKey,
 }
 
 /// A forwarded call in flight.
@@ -150,6 +158,8 @@ pub enum ClientRequest {
     Elicitation,
     /// `sampling/createMessage`: ask the client's model.
     Sampling,
+    /// `roots/list`: the client's directories.
+    Roots,
 }
 
 impl fmt::Display for ClientRequest {
@@ -157,6 +167,7 @@ impl fmt::Display for ClientRequest {
         f.write_str(match self {
             ClientRequest::Elicitation => "elicitation",
             ClientRequest::Sampling => "sampling",
+            ClientRequest::Roots => "roots",
         })
     }
 }
@@ -173,7 +184,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Gateway {
     #[allow(deprecated)] // the logging level, see the imports
-    pub fn new(host: Arc<dyn GatewayHost>, info: GatewayInfo, hub: Option<McpHub>) -> Self {
+    pub fn new(
+        host: Arc<dyn GatewayHost>,
+        info: GatewayInfo,
+        hub: Option<McpHub>,
+        state_key: StateKey,
+    ) -> Self {
         Gateway {
             shared: Arc::new(Shared {
                 host,
@@ -186,6 +202,7 @@ impl Gateway {
                 forwarded: Mutex::default(),
                 listeners: Mutex::default(),
                 routes: Mutex::default(),
+                state_key,
             }),
         }
     }
@@ -302,6 +319,9 @@ impl Gateway {
                     .await
                     .map_err(failed)?,
             ),
+            // `roots/list` has no params: the request carried only the server's id.
+            #[allow(deprecated)] // roots: see the imports
+            ClientRequest::Roots => serde_json::to_value(peer.list_roots().await.map_err(failed)?),
         };
         answer.map_err(|e| e.to_string())
     }
@@ -356,6 +376,8 @@ fn declares(capabilities: &ClientCapabilities, kind: ClientRequest) -> bool {
         ClientRequest::Elicitation => capabilities.elicitation.is_some(),
         #[allow(deprecated)] // sampling: see the imports
         ClientRequest::Sampling => capabilities.sampling.is_some(),
+        #[allow(deprecated)] // roots: see the imports
+        ClientRequest::Roots => capabilities.roots.is_some(),
     }
 }
 
@@ -364,6 +386,7 @@ fn required_capability(kind: ClientRequest) -> ClientCapabilities {
     let key = match kind {
         ClientRequest::Elicitation => "elicitation",
         ClientRequest::Sampling => "sampling",
+        ClientRequest::Roots => "roots",
     };
     serde_json::from_value(serde_json::json!({ key: {} })).unwrap_or_default()
 }
@@ -385,6 +408,29 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// A sink for a forwarded call's progress and the task that passes it on to the client, in
+/// order; the task ends once the sink is dropped and what it holds is sent.
+fn progress_forwarder(
+    progress: Option<(Peer<RoleServer>, ProgressToken)>,
+) -> (Option<ProgressSink>, Option<tokio::task::JoinHandle<()>>) {
+    let Some((peer, token)) = progress else {
+        return (None, None);
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let sink: ProgressSink = Arc::new(move |progress, total, message| {
+        let _ = tx.send((progress, total, message));
+    });
+    let forwarder = tokio::spawn(async move {
+        while let Some((progress, total, message)) = rx.recv().await {
+            let mut param = ProgressNotificationParam::new(token.clone(), progress);
+            param.total = total;
+            param.message = message;
+            let _ = peer.notify_progress(param).await;
+        }
+    });
+    (Some(sink), Some(forwarder))
+}
+
 impl Gateway {
     /// Calls a server's tool through the hub. Its progress goes to the client through a channel
     /// that is drained before the answer is returned, so the client hears it in order and first.
@@ -402,24 +448,7 @@ impl Gateway {
                 None,
             ));
         };
-        let (sink, forwarder) = match progress {
-            Some((peer, token)) => {
-                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-                let sink: ProgressSink = Arc::new(move |progress, total, message| {
-                    let _ = tx.send((progress, total, message));
-                });
-                let forwarder = tokio::spawn(async move {
-                    while let Some((progress, total, message)) = rx.recv().await {
-                        let mut param = ProgressNotificationParam::new(token.clone(), progress);
-                        param.total = total;
-                        param.message = message;
-                        let _ = peer.notify_progress(param).await;
-                    }
-                });
-                (Some(sink), Some(forwarder))
-            }
-            None => (None, None),
-        };
+        let (sink, forwarder) = progress_forwarder(progress);
         let result = hub
             .call_tool_with_progress(
                 server_id,
@@ -434,15 +463,20 @@ impl Gateway {
         if let Some(forwarder) = forwarder {
             let _ = forwarder.await;
         }
-        Ok(match result {
-            Ok(json) => serde_json::from_value(json).map_err(|e| {
-                ErrorData::internal_error(format!("the server's result is not valid: {e}"), None)
-            })?,
-            // The server's failure is this call's failure, as text the client shows.
-            Err(error) => {
-                CallToolResult::error(vec![rmcp::model::ContentBlock::text(error.to_string())])
-            }
-        })
+        tool_result(result)
+    }
+}
+
+/// A forwarded call's outcome as the client's result: the server's as it sent it, or the
+/// server's failure as a failed call, as text the client shows.
+fn tool_result(result: Result<Value, McpError>) -> Result<CallToolResult, ErrorData> {
+    match result {
+        Ok(json) => serde_json::from_value(json).map_err(|e| {
+            ErrorData::internal_error(format!("the server's result is not valid: {e}"), None)
+        }),
+        Err(error) => Ok(CallToolResult::error(vec![
+            rmcp::model::ContentBlock::text(error.to_string()),
+        ])),
     }
 }
 
@@ -524,6 +558,11 @@ impl ServerHandler for Gateway {
             done: false,
         };
         let arguments = request.arguments.unwrap_or_default();
+        let retry = stateless(&context).then(|| input_required::Retry {
+            input_responses: request.input_responses,
+            request_state: request.request_state,
+            capabilities: context.client_capabilities().unwrap_or_default(),
+        });
         let call = GatewayCall {
             id,
             name: request.name.to_string(),
@@ -548,9 +587,27 @@ impl ServerHandler for Gateway {
                     missing: None,
                 };
                 lock(&self.shared.forwarded).insert(id, call);
-                let result = self
-                    .forward(&server_id, &tool, arguments, progress, context.ct.clone())
-                    .await?;
+                let response = match retry {
+                    // A 2026-07-28 client: the server's input-required results reach it.
+                    Some(retry) => {
+                        self.forward_round(
+                            &server_id,
+                            &request.name,
+                            &tool,
+                            arguments,
+                            retry,
+                            progress,
+                            context.ct.clone(),
+                        )
+                        .await?
+                    }
+                    None => CallToolResponse::Complete(
+                        self.forward(&server_id, &tool, arguments, progress, context.ct.clone())
+                            .await?,
+                    ),
+                };
+                // A server of an older revision that asked mid-call for what this client did
+                // not declare.
                 let missing = lock(&self.shared.forwarded)
                     .get(&id)
                     .and_then(|call| call.missing);
@@ -559,7 +616,10 @@ impl ServerHandler for Gateway {
                         required_capability(kind),
                     ));
                 }
-                result
+                match response {
+                    CallToolResponse::Complete(result) => result,
+                    other => return Ok(other),
+                }
             }
             Err(message) => return Err(ErrorData::invalid_params(message, None)),
         };
@@ -582,6 +642,16 @@ impl ServerHandler for Gateway {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if stateless(&context) {
+            let retry = input_required::Retry {
+                input_responses: request.input_responses.clone(),
+                request_state: request.request_state.clone(),
+                capabilities: context.client_capabilities().unwrap_or_default(),
+            };
+            return self
+                .get_prompt_round(request, retry, context.ct.clone())
+                .await;
+        }
         let mut result = self.get_prompt(request, context.ct.clone()).await?;
         complete_type(&mut result.result_type);
         Ok(GetPromptResponse::Complete(result))

@@ -20,6 +20,9 @@ use rmcp::model::{
 };
 #[allow(deprecated)]
 use rmcp::model::{CreateMessageRequestParams, CreateMessageResult};
+// Roots too (SEP-2577); servers still ask for them.
+#[allow(deprecated)]
+use rmcp::model::ListRootsResult;
 use rmcp::service::{
     ClientLifecycleMode, NotificationContext, RequestContext, RunningService,
     serve_client_with_lifecycle_and_ct,
@@ -51,6 +54,7 @@ pub(crate) struct ConnectParams {
     pub shutdown_grace: Duration,
     pub elicitor: Option<AskHostHandle>,
     pub sampler: Option<AskHostHandle>,
+    pub roots: Option<AskHostHandle>,
     pub events: Option<HubEventsHandle>,
     pub stderr: Arc<StderrTail>,
     pub stdout_noise: Arc<StdoutNoise>,
@@ -222,6 +226,7 @@ pub(crate) struct Asker {
     server_id: String,
     elicitor: Option<AskHostHandle>,
     sampler: Option<AskHostHandle>,
+    roots: Option<AskHostHandle>,
 }
 
 impl ClientHandler for HubClient {
@@ -297,6 +302,14 @@ impl ClientHandler for HubClient {
     ) -> Result<CreateMessageResult, rmcp::ErrorData> {
         self.asker.sample(request).await
     }
+
+    #[allow(deprecated)] // roots: see the imports
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, rmcp::ErrorData> {
+        self.asker.list_roots().await
+    }
 }
 
 impl Asker {
@@ -323,6 +336,15 @@ impl Asker {
     ) -> Result<CreateMessageResult, rmcp::ErrorData> {
         let answer = self.ask(&self.sampler, "sampling", request).await?;
         parse_answer(answer, "sampling")
+    }
+
+    /// The host's roots (`roots/list` has no params: the host is handed only `serverId`).
+    #[allow(deprecated)] // roots: see the imports
+    pub(crate) async fn list_roots(&self) -> Result<ListRootsResult, rmcp::ErrorData> {
+        let answer = self
+            .ask(&self.roots, "roots", Value::Object(Default::default()))
+            .await?;
+        parse_answer(answer, "roots")
     }
 
     /// Answers an `input_required` result (2026-07-28): every input request through the host,
@@ -352,11 +374,11 @@ impl Asker {
                     InputRequest::Elicitation(r) => to_json(self.elicit(r.params).await?),
                     #[allow(deprecated)]
                     InputRequest::CreateMessage(r) => to_json(self.sample(r.params).await?),
-                    // The hub declares no roots capability, so a server has no business asking
-                    // (nor for a kind of input a later revision adds).
+                    InputRequest::ListRoots(_) => to_json(self.list_roots().await?),
+                    // A kind of input a later revision adds, which this client never declared.
                     _ => Err(rmcp::ErrorData::new(
                         rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                        "this client does not support roots",
+                        "this client does not support this kind of input request",
                         None,
                     )),
                 }?;
@@ -550,11 +572,16 @@ pub(crate) async fn connect(
     if p.sampler.is_some() {
         capabilities.sampling = Some(Default::default());
     }
+    if p.roots.is_some() {
+        // The host's roots are read when a server asks: the hub sends no list changes.
+        capabilities.roots = Some(Default::default());
+    }
     let (lifecycle, handshake_version) = p.lifecycle();
     let asker = Arc::new(Asker {
         server_id: p.config.id().to_owned(),
         elicitor: p.elicitor.clone(),
         sampler: p.sampler.clone(),
+        roots: p.roots.clone(),
     });
     let handler = HubClient {
         info: ClientConfig::new(

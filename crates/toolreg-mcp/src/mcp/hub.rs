@@ -22,9 +22,10 @@ use rmcp::ServiceError;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult,
     CancelledNotificationParam, ClientRequest, CompleteRequestParams, CompleteResult,
-    DEFAULT_MRTR_MAX_ROUNDS, ErrorCode, GetPromptRequestParams, GetPromptResult, Prompt,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate,
-    ServerCapabilities, ServerResult, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    DEFAULT_MRTR_MAX_ROUNDS, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    InputRequiredResult, Prompt, ProtocolVersion, ReadResourceRequestParams, ReadResourceResult,
+    Resource, ResourceTemplate, ServerCapabilities, ServerResult, SubscribeRequestParams, Tool,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleClient};
@@ -39,6 +40,15 @@ use super::events::{HubEventsHandle, ProgressSink};
 use super::process::{StderrTail, StdoutNoise};
 use super::wire_id::{build_mcp_tool_wire_id, server_segment, wire_id_server_segment};
 use super::{AskHostHandle, Failure, McpError, ServerConfig};
+
+/// One round of a request whose `input_required` results the caller answers itself.
+#[derive(Debug)]
+pub enum Round<T> {
+    /// The server's result.
+    Complete(T),
+    /// What the server asks before it can answer, and its state to retry with.
+    InputRequired(InputRequiredResult),
+}
 
 /// Tunables; `HubOptions::default()` suits a desktop app.
 #[derive(Debug, Clone)]
@@ -67,6 +77,9 @@ pub struct HubOptions {
     /// Answers servers' `sampling/createMessage`; without it the hub declares no sampling
     /// capability.
     pub sampler: Option<AskHostHandle>,
+    /// Answers servers' `roots/list` (the host's directories a server may work in, as
+    /// `{ roots: [{ uri, name? }] }`); without it the hub declares no roots capability.
+    pub roots: Option<AskHostHandle>,
     /// Hears servers' list changes and log messages.
     pub events: Option<HubEventsHandle>,
     /// OAuth for remote servers: how to ask the user, where tokens are kept.
@@ -87,6 +100,7 @@ impl Default for HubOptions {
             reconnect_backoff: Duration::from_secs(1),
             elicitor: None,
             sampler: None,
+            roots: None,
             events: None,
             auth: AuthOptions::default(),
         }
@@ -409,6 +423,71 @@ impl McpHub {
         match result {
             Ok(result) => Ok(result_to_json(result)),
             Err(e) => Err(service_error(&slot, &conn, &op, &e).await),
+        }
+    }
+
+    /// One round of a `tools/call` whose `input_required` result is the caller's to answer, not
+    /// the host's: the gateway relays it to a 2026-07-28 client and retries with what that
+    /// client answered (`params.input_responses`, `params.request_state`). The complete result
+    /// is JSON as [`McpHub::call_tool`] gives it. A server of an older revision never returns
+    /// `input_required`; what it asks mid-call goes to the host as for any call.
+    pub async fn call_tool_round(
+        &self,
+        server_id: &str,
+        params: CallToolRequestParams,
+        timeout: Duration,
+        cancel: Option<CancellationToken>,
+        progress: Option<ProgressSink>,
+    ) -> Result<Round<Value>, McpError> {
+        let op = format!("tools/call {:?}", params.name);
+        let slot = self.slot(server_id)?;
+        let deadline = deadline_after(timeout);
+        let cancel = cancel.unwrap_or_default();
+        let conn = self
+            .connection(&slot, deadline, timeout, Some(&cancel), &op)
+            .await?;
+        let sent = conn.clone();
+        let request = async move {
+            match progress {
+                None => sent.peer.call_tool_once(params).await,
+                Some(sink) => call_with_progress(&sent, params, sink).await,
+            }
+        }
+        .boxed();
+        let result =
+            bounded_request(&slot, &conn, &op, (deadline, timeout), &cancel, request).await?;
+        match result {
+            Ok(CallToolResponse::Complete(result)) => Ok(Round::Complete(result_to_json(result))),
+            Ok(CallToolResponse::InputRequired(input)) => Ok(Round::InputRequired(input)),
+            // A task (an extension this client does not declare) is not a result.
+            Ok(_) => Err(service_error(&slot, &conn, &op, &ServiceError::UnexpectedResponse).await),
+            Err(e) => Err(service_error(&slot, &conn, &op, &e).await),
+        }
+    }
+
+    /// One round of a `prompts/get`, as [`McpHub::call_tool_round`] for a tool call.
+    pub async fn get_prompt_round(
+        &self,
+        server_id: &str,
+        params: GetPromptRequestParams,
+        timeout: Duration,
+        cancel: Option<CancellationToken>,
+    ) -> Result<Round<GetPromptResult>, McpError> {
+        let op = format!("prompts/get {:?}", params.name);
+        let response = self
+            .required(server_id, &op, timeout, cancel, Feature::Prompts, |peer| {
+                async move { peer.get_prompt_once(params).await }.boxed()
+            })
+            .await?;
+        match response {
+            GetPromptResponse::Complete(result) => Ok(Round::Complete(result)),
+            GetPromptResponse::InputRequired(input) => Ok(Round::InputRequired(input)),
+            _ => Err(McpError::Call {
+                server: server_id.to_owned(),
+                operation: op,
+                message: "the server answered with neither a prompt nor an input request".into(),
+                rpc_code: None,
+            }),
         }
     }
 
@@ -778,6 +857,7 @@ impl McpHub {
             shutdown_grace: self.inner.opts.shutdown_grace,
             elicitor: self.inner.opts.elicitor.clone(),
             sampler: self.inner.opts.sampler.clone(),
+            roots: self.inner.opts.roots.clone(),
             events: self.inner.opts.events.clone(),
             stderr: slot.stderr.clone(),
             stdout_noise: slot.stdout_noise.clone(),
