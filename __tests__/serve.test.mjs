@@ -2,8 +2,8 @@
 // client, over stdio and Streamable HTTP, in front of the real reference servers
 // (server-everything, server-memory) and our rmcp test server. Each gateway is the CLI run as a
 // user runs it.
-import { spawn } from 'node:child_process'
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawn } from 'node:child_process'
+import { createReadStream, createWriteStream, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
 import { bin, cliEnv, root, startCli, writeConfig } from './cliRun.mjs'
 import { processGone, referenceServer, testServer } from './mcpServers.mjs'
 import { createRequire } from 'node:module'
@@ -189,6 +190,47 @@ describe('toolreg serve over stdio, with the official MCP SDK client', () => {
     await client.close()
     for (let i = 0; i < 50 && !processGone(pid); i++) await new Promise((r) => setTimeout(r, 100))
     expect(processGone(pid)).toBe(true)
+  }, 60_000)
+
+  // Node clients (the SDK above) start a server on socket pairs; Python's and most others on
+  // pipes. The gateway reads and writes either kind on its reactor, each its own way.
+  it.runIf(process.platform === 'linux')('serves a client that starts it on pipes (FIFOs) as it serves socket pairs', async () => {
+    const fifos = mkdtempSync(join(tmpdir(), 'toolreg-serve-fifo-'))
+    const [input, output] = [join(fifos, 'in'), join(fifos, 'out')]
+    execFileSync('mkfifo', [input, output])
+    const args = [bin, 'serve', ...WAIT_FOR_SERVERS, '--config', configOf(testServer('fifo'))]
+    const child = spawn('sh', ['-c', 'exec "$0" "$@" < "$IN" > "$OUT"', process.execPath, ...args], { env: { ...env, IN: input, OUT: output }, stdio: ['ignore', 'ignore', 'ignore'] })
+    const gone = new Promise((resolve) => child.once('exit', resolve))
+    // Opening a FIFO waits for its other end: these opens and the shell's redirections meet.
+    const writer = createWriteStream(input)
+    const reader = createReadStream(output)
+    const buffer = new ReadBuffer()
+    const transport = {
+      async start() {
+        reader.on('data', (chunk) => {
+          buffer.append(chunk)
+          for (let message; (message = buffer.readMessage()); ) transport.onmessage?.(message)
+        })
+      },
+      async send(message) {
+        writer.write(serializeMessage(message))
+      },
+      async close() {
+        writer.end()
+        transport.onclose?.()
+      },
+    }
+    const client = new Client({ name: 'fifo-client', version: '1.0.0' })
+    await client.connect(transport)
+    expect(readlinkSync(`/proc/${child.pid}/fd/0`)).toBe(input)
+    expect(readlinkSync(`/proc/${child.pid}/fd/1`)).toBe(output)
+    // The FIFOs are reopened for the reactor: O_NONBLOCK stays off the process's own fd 0.
+    const flags = Number.parseInt(/^flags:\s+(\d+)/m.exec(readFileSync(`/proc/${child.pid}/fdinfo/0`, 'utf8'))[1], 8)
+    expect(flags & 0o4000).toBe(0)
+    for (let i = 0; i < 3; i++) expect(textOf(await client.callTool({ name: 'echo', arguments: { text: `fifo ${i}` } }))).toBe(`fifo ${i}`)
+    await client.close()
+    // Its stdin closed, the gateway ends as it does for a client on sockets.
+    expect(await gone).toBe(0)
   }, 60_000)
 })
 

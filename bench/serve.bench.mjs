@@ -87,6 +87,10 @@ if (parts.has(2)) {
   writeFileSync(config, JSON.stringify({ mcpServers: { t: { command: server.command, args: server.args } } }))
   const direct = await connect(testServerPath, server.args, {})
   const gateway = await connect(process.execPath, [bin, 'serve', '--config', config], { TOOLREG_CACHE_DIR: dir })
+  // SERVE_BENCH_BASELINE=<another checkout>/bin/toolreg.mjs: that build's gateway too, in the
+  // same rounds, for a before/after on the same machine state.
+  const baselineBin = process.env.SERVE_BENCH_BASELINE
+  const baseline = baselineBin && (await connect(process.execPath, [baselineBin, 'serve', '--config', config], { TOOLREG_CACHE_DIR: mkdtempSync(join(tmpdir(), 'toolreg-serve-bench-')) }))
   const time = async (client, n) => {
     const ms = []
     for (let i = 0; i < n; i++) {
@@ -98,17 +102,22 @@ if (parts.has(2)) {
   }
   await time(direct, 50)
   await time(gateway, 50)
-  const rounds = { direct: [], gateway: [] }
+  if (baseline) await time(baseline, 50)
+  const rounds = { direct: [], gateway: [], baseline: [] }
   for (let r = 0; r < 4; r++) {
     rounds.direct.push(...(await time(direct, 250)))
     rounds.gateway.push(...(await time(gateway, 250)))
+    if (baseline) rounds.baseline.push(...(await time(baseline, 250)))
   }
   const row = (ms) => `p50 ${percentile(ms, 0.5).toFixed(3)} ms, p90 ${percentile(ms, 0.9).toFixed(3)} ms`
   console.log('2. One echo call from the SDK client over stdio, 1,000 calls each, interleaved in 4 rounds')
   console.log(`   directly to the server: ${row(rounds.direct)}`)
-  console.log(`   through toolreg serve:  ${row(rounds.gateway)} (+${(percentile(rounds.gateway, 0.5) - percentile(rounds.direct, 0.5)).toFixed(3)} ms at p50)`)
+  const over = (ms) => `(+${(percentile(ms, 0.5) - percentile(rounds.direct, 0.5)).toFixed(3)} ms at p50, ${(percentile(ms, 0.5) / percentile(rounds.direct, 0.5)).toFixed(1)}x)`
+  console.log(`   through toolreg serve:  ${row(rounds.gateway)} ${over(rounds.gateway)}`)
+  if (baseline) console.log(`   through ${baselineBin}: ${row(rounds.baseline)} ${over(rounds.baseline)}`)
   await direct.close()
   await gateway.close()
+  if (baseline) await baseline.close()
 }
 
 // 3. Cold start with a warm cache against starting every server.

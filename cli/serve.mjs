@@ -245,6 +245,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     }
     for (const name of META_ORDER) if (exposition.tools[name]) nextExposed.set(name, { tool: exposition.tools[name] })
     exposed = nextExposed
+    setDirectRoutes()
     definitions = nextDefinitions
     instructions = exposition.systemPrompt ?? null
     const states = [...configs.keys()].map((id) => listings.get(id))
@@ -258,6 +259,19 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       listed: definitions.length,
     }
     writeGatewayAnswer(key, { definitions, instructions })
+  }
+  /**
+   * The listed server tools, for the native gateway to forward without a round trip through
+   * this host (most of a forwarded call's overhead). Only inline tools, which a client calls
+   * as the server would: deferred ones go through tool_invoke here, which applies approval.
+   */
+  function setDirectRoutes() {
+    if (!gateway) return
+    const routes = {}
+    for (const [name, { entry }] of exposed) {
+      if (entry?.mcp) routes[name] = { serverId: entry.mcp.serverId, tool: entry.mcp.toolName, notify: Boolean(usageStore) }
+    }
+    gateway.setDirectRoutes(JSON.stringify(routes))
   }
   let timer
   // Counted from the process's start: loading Node, the addon and the config is part of what
@@ -306,6 +320,12 @@ export async function createGateway(servers, { contextWindow, exec = false, time
         running.delete(id)
       }
     },
+    // A call of a listed server tool the native gateway forwarded by its direct route.
+    forwarded({ name }) {
+      const entry = exposed.get(name)?.entry
+      if (entry?.mcp) registry.recordUse(entry.name)
+      return null
+    },
     cancel({ id }) {
       running.get(id)?.abort()
       return null
@@ -327,6 +347,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     callTimeoutMs,
     stateKey ?? null,
   )
+  setDirectRoutes()
   gatewayReady()
   if (listingsChanged !== firstBuildSaw) rebuild()
   return {

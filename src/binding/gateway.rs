@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 use super::callback::JsCallback;
 use super::mcp::NativeMcpHub;
 use crate::gateway::{
-    ClientRequest, DEFAULT_CALL_TIMEOUT, Gateway, GatewayCall, GatewayHost, GatewayInfo,
-    HostAnswer, HttpOptions, StateKey, serve_http,
+    ClientRequest, DEFAULT_CALL_TIMEOUT, DirectRoute, Gateway, GatewayCall, GatewayHost,
+    GatewayInfo, HostAnswer, HttpOptions, StateKey, serve_http,
 };
 use crate::mcp::ServerList;
 
@@ -69,6 +69,20 @@ impl GatewayHost for JsHost {
     fn warn(&self, message: String) {
         self.0.notify(json!({ "op": "warn", "message": message }));
     }
+
+    fn forwarded(&self, name: &str) {
+        self.0.notify(json!({ "op": "forwarded", "name": name }));
+    }
+}
+
+/// One entry of `setDirectRoutes`.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DirectRouteJson {
+    server_id: String,
+    tool: String,
+    #[serde(default)]
+    notify: bool,
 }
 
 #[napi]
@@ -175,6 +189,34 @@ impl NativeGateway {
             .await
             .map_err(|e| Error::new(Status::GenericFailure, e))?;
         Ok(answer.to_string())
+    }
+
+    /// `{ [name]: { serverId, tool, notify } }`: the listed tools that are a server's own, called
+    /// through `hub` without asking the host; with `notify` the host hears
+    /// `{ op: "forwarded", name }` of each call, not waited for. Replaces the previous table;
+    /// a tool not in it is the host's `call`.
+    #[napi]
+    pub fn set_direct_routes(&self, routes_json: String) -> Result<()> {
+        let routes: std::collections::HashMap<String, DirectRouteJson> =
+            serde_json::from_str(&routes_json).map_err(|e| {
+                Error::new(
+                    Status::InvalidArg,
+                    format!("the direct routes are not valid: {e}"),
+                )
+            })?;
+        let routes = routes
+            .into_iter()
+            .map(|(name, r)| {
+                let route = DirectRoute {
+                    server_id: r.server_id,
+                    tool: r.tool,
+                    notify: r.notify,
+                };
+                (name, route)
+            })
+            .collect();
+        self.gateway.set_direct_routes(routes);
+        Ok(())
     }
 
     #[napi]

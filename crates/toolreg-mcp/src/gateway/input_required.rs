@@ -156,15 +156,16 @@ impl Gateway {
         if let Some(forwarder) = forwarder {
             let _ = forwarder.await;
         }
-        let complete = match round {
+        let mut result = match round {
             Ok(Round::InputRequired(input)) => {
                 let input = self.relay(server_id, input, &binding, &retry.capabilities)?;
                 return Ok(CallToolResponse::InputRequired(input));
             }
-            Ok(Round::Complete(json)) => Ok(json),
-            Err(error) => Err(error),
+            Ok(Round::Complete(json)) => serde_json::from_value(json).map_err(|e| {
+                ErrorData::internal_error(format!("the server's result is not valid: {e}"), None)
+            })?,
+            Err(error) => super::failed_call(error),
         };
-        let mut result = super::tool_result(complete)?;
         complete_type(&mut result.result_type);
         Ok(CallToolResponse::Complete(result))
     }

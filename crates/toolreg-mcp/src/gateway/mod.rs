@@ -9,13 +9,15 @@
 //!
 //! One concern per file: this one the handler and its shared state, `features` the prompts,
 //! resources and completions, `http` the Streamable HTTP listener with its bearer token and
-//! DNS-rebinding checks, `input_required` the input-required rounds of 2026-07-28 clients,
-//! `state` the signed request state those rounds carry.
+//! DNS-rebinding checks, `stdio` the standard streams on the IO reactor, `input_required` the
+//! input-required rounds of 2026-07-28 clients, `state` the signed request state those rounds
+//! carry.
 
 mod features;
 mod http;
 mod input_required;
 mod state;
+mod stdio;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -84,6 +86,21 @@ pub trait GatewayHost: Send + Sync {
     fn cancel(&self, id: u64);
     /// Something the user should know that fails no request (a server left out of a list).
     fn warn(&self, message: String);
+    /// The gateway forwarded a call of `name` by a [`DirectRoute`] that asked for it, without
+    /// asking the host: the host hears of it (to record the use) and is not waited for.
+    fn forwarded(&self, name: &str);
+}
+
+/// A listed tool that is a server's own, forwarded as it is: the gateway calls it through the
+/// hub without the host's round trip (the host decided the route when it built the list, see
+/// [`Gateway::set_direct_routes`]). Deferred tools and meta-tools have none: their calls go to
+/// the host, which applies approval.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirectRoute {
+    pub server_id: String,
+    pub tool: String,
+    /// Tell the host of each call ([`GatewayHost::forwarded`]).
+    pub notify: bool,
 }
 
 /// Name, version and instructions sent in `initialize`.
@@ -121,6 +138,8 @@ struct Shared {
     routes: Mutex<features::Routes>,
     /// Signs the request state of the input-required results relayed to 2026-07-28 clients.
     state_key: StateKey,
+    /// Listed server tools by the name the client calls, forwarded without the host.
+    direct: Mutex<Arc<HashMap<String, DirectRoute>>>,
 }
 
 /// A forwarded call in flight.
@@ -203,6 +222,7 @@ impl Gateway {
                 listeners: Mutex::default(),
                 routes: Mutex::default(),
                 state_key,
+                direct: Mutex::default(),
             }),
         }
     }
@@ -214,6 +234,13 @@ impl Gateway {
     /// Instructions for sessions that start from now on (a session keeps the ones it got).
     pub fn set_instructions(&self, instructions: Option<String>) {
         lock(&self.shared.info).instructions = instructions;
+    }
+
+    /// The listed tools that are a server's own, by the name the client calls them: their calls
+    /// skip the host (a hop to its thread and back, most of what a forwarded call cost). The
+    /// host replaces the table whenever it rebuilds the list; a name not in it goes to the host.
+    pub fn set_direct_routes(&self, routes: HashMap<String, DirectRoute>) {
+        *lock(&self.shared.direct) = Arc::new(routes);
     }
 
     /// Tells every connected client that the tool list changed.
@@ -353,11 +380,7 @@ impl Gateway {
     /// client that goes away before its handshake (a launcher probing the command, a cancelled
     /// start) ends the session like any other disconnect.
     pub async fn serve_stdio(&self, ct: CancellationToken) -> Result<(), String> {
-        let running = match self
-            .clone()
-            .serve_with_ct(rmcp::transport::stdio(), ct)
-            .await
-        {
+        let running = match self.clone().serve_with_ct(stdio::transport(), ct).await {
             Ok(running) => running,
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
             Err(e) => return Err(format!("the MCP handshake on stdio failed: {e}")),
@@ -450,7 +473,7 @@ impl Gateway {
         };
         let (sink, forwarder) = progress_forwarder(progress);
         let result = hub
-            .call_tool_with_progress(
+            .call_tool_result(
                 server_id,
                 tool,
                 arguments,
@@ -463,21 +486,13 @@ impl Gateway {
         if let Some(forwarder) = forwarder {
             let _ = forwarder.await;
         }
-        tool_result(result)
+        Ok(result.unwrap_or_else(failed_call))
     }
 }
 
-/// A forwarded call's outcome as the client's result: the server's as it sent it, or the
-/// server's failure as a failed call, as text the client shows.
-fn tool_result(result: Result<Value, McpError>) -> Result<CallToolResult, ErrorData> {
-    match result {
-        Ok(json) => serde_json::from_value(json).map_err(|e| {
-            ErrorData::internal_error(format!("the server's result is not valid: {e}"), None)
-        }),
-        Err(error) => Ok(CallToolResult::error(vec![
-            rmcp::model::ContentBlock::text(error.to_string()),
-        ])),
-    }
+/// A server's failure as this call's failure, as text the client shows.
+fn failed_call(error: McpError) -> CallToolResult {
+    CallToolResult::error(vec![rmcp::model::ContentBlock::text(error.to_string())])
 }
 
 impl ServerHandler for Gateway {
@@ -563,16 +578,33 @@ impl ServerHandler for Gateway {
             request_state: request.request_state,
             capabilities: context.client_capabilities().unwrap_or_default(),
         });
-        let call = GatewayCall {
-            id,
-            name: request.name.to_string(),
-            arguments: arguments.clone(),
-            wants_progress,
-        };
-        let answer = tokio::select! {
-            answer = self.shared.host.call_tool(call) => answer,
-            // Dropping `in_flight` tells the host to stop the call.
-            _ = context.ct.cancelled() => return Err(ErrorData::internal_error("the call was cancelled", None)),
+        let direct = lock(&self.shared.direct)
+            .get(request.name.as_ref())
+            .cloned();
+        let answer = match direct {
+            Some(DirectRoute {
+                server_id,
+                tool,
+                notify,
+            }) => {
+                if notify {
+                    self.shared.host.forwarded(&request.name);
+                }
+                Ok(HostAnswer::Forward { server_id, tool })
+            }
+            None => {
+                let call = GatewayCall {
+                    id,
+                    name: request.name.to_string(),
+                    arguments: arguments.clone(),
+                    wants_progress,
+                };
+                tokio::select! {
+                    answer = self.shared.host.call_tool(call) => answer,
+                    // Dropping `in_flight` tells the host to stop the call.
+                    _ = context.ct.cancelled() => return Err(ErrorData::internal_error("the call was cancelled", None)),
+                }
+            }
         };
         in_flight.done = true;
         let mut result = match answer {

@@ -409,6 +409,22 @@ impl McpHub {
         cancel: Option<CancellationToken>,
         progress: Option<ProgressSink>,
     ) -> Result<Value, McpError> {
+        self.call_tool_result(server_id, name, args, timeout, cancel, progress)
+            .await
+            .map(result_to_json)
+    }
+
+    /// [`McpHub::call_tool_with_progress`]'s result as rmcp's type, for a caller that passes it
+    /// on as it is (the gateway) instead of through JSON.
+    pub async fn call_tool_result(
+        &self,
+        server_id: &str,
+        name: &str,
+        args: Map<String, Value>,
+        timeout: Duration,
+        cancel: Option<CancellationToken>,
+        progress: Option<ProgressSink>,
+    ) -> Result<CallToolResult, McpError> {
         let op = format!("tools/call {name:?}");
         let slot = self.slot(server_id)?;
         let deadline = deadline_after(timeout);
@@ -421,7 +437,7 @@ impl McpHub {
         let result =
             bounded_request(&slot, &conn, &op, (deadline, timeout), &cancel, request).await?;
         match result {
-            Ok(result) => Ok(result_to_json(result)),
+            Ok(result) => Ok(result),
             Err(e) => Err(service_error(&slot, &conn, &op, &e).await),
         }
     }
