@@ -11,13 +11,15 @@
 //   (`a.<id>`), routes every later request by the tag, and hands the replica its own id back.
 //   Requests without a session id (initialize, 2026-07-28) go round robin. `--hash` runs this
 //   set with `hash $http_mcp_session_id consistent` instead, to show what that does.
+// `--separate-keys` gives each replica its own request-state key, to show what sharing it does:
+// a retry that reaches the replica that did not sign its state is refused.
 // nginx is the system's when on PATH, else the Debian package unpacked into target/nginx
 // (`apt-get download nginx` + `dpkg -x`: nothing is installed into the system). Its access log
 // ($upstream_addr per request) says which replica served how many requests; the run fails
 // unless both served some. The suite cannot send a bearer token, so the replicas require one and
 // this test front adds it (in a deployment the client sends its own and nginx passes it on).
 //
-//   npm run scale-out [-- --revision 2026-07-28] [--scenario name] [--hash]
+//   npm run scale-out [-- --revision 2026-07-28] [--scenario name] [--hash] [--separate-keys]
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -41,6 +43,7 @@ if (revisionFilter && !REVISIONS.includes(revisionFilter)) {
 }
 const only = option('--scenario')
 const naiveHash = argv.includes('--hash')
+const separateKeys = argv.includes('--separate-keys')
 /** Each revision's run and how nginx routes it. */
 const PHASES = [
   { revision: '2026-07-28', routing: 'round-robin' },
@@ -240,10 +243,11 @@ const replicas = []
 let failed = false
 try {
   for (const name of ['a', 'b']) {
-    replicas.push(await startGateway(path.join(work, `replica-${name}`), { token, env: { TOOLREG_STATE_KEY: stateKey } }))
+    const key = separateKeys ? randomBytes(32).toString('base64url') : stateKey
+    replicas.push(await startGateway(path.join(work, `replica-${name}`), { token, env: { TOOLREG_STATE_KEY: key } }))
   }
   const addresses = replicas.map((replica) => new URL(replica.url).host)
-  console.log(`replicas: ${addresses.join(', ')} (toolreg serve --http, one token, one TOOLREG_STATE_KEY)`)
+  console.log(`replicas: ${addresses.join(', ')} (toolreg serve --http, one token, ${separateKeys ? 'a TOOLREG_STATE_KEY each' : 'one TOOLREG_STATE_KEY'})`)
   for (const { revision, routing } of PHASES) {
     const dir = path.join(work, `nginx-${routing}`)
     mkdirSync(path.join(dir, 'tmp'), { recursive: true, mode: 0o700 })
