@@ -504,6 +504,28 @@ async fn concurrent_cold_lists_share_one_listing() {
     hub.close().await;
 }
 
+/// A 2026-07-28 server's `ttlMs` bounds how long the hub serves its tool list from the cache:
+/// past it the list is read again, and an unchanged list keeps its identity (the host parses
+/// nothing again). Without a ttl (older servers) the list stays until `list_changed`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_list_is_cached_while_its_ttl_holds() {
+    for (ttl, reads) in [(Some("0"), 3), (Some("600000"), 1), (None, 1)] {
+        let mut args = vec!["--protocol", "2026-07-28"];
+        if let Some(ttl) = ttl {
+            args.extend(["--list-ttl-ms", ttl]);
+        }
+        let hub = hub(vec![stdio("ttl", &args)]);
+        let first = hub.list_tools("ttl", T).await.unwrap();
+        for _ in 0..2 {
+            let again = hub.list_tools("ttl", T).await.unwrap();
+            assert!(Arc::ptr_eq(&first, &again), "ttl {ttl:?}: the same list");
+        }
+        let r = call(&hub, "ttl", "list_count", json!({})).await.unwrap();
+        assert_eq!(text(&r), reads.to_string(), "ttl {ttl:?}: tools/list reads");
+        hub.close().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_without_the_tools_capability_has_no_tools() {
     let hub = hub(vec![stdio("p", &["--no-tools"])]);

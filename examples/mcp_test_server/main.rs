@@ -96,6 +96,9 @@ struct Opts {
     oauth_token_ttl: u64,
     conformance: bool,
     conformance_mrtr: bool,
+    /// `ttlMs` on every tools/list page (`--list-ttl-ms N`), as a 2026-07-28 server says how
+    /// long its list stays fresh.
+    list_ttl_ms: Option<u64>,
 }
 
 fn parse_opts() -> Opts {
@@ -165,6 +168,7 @@ fn parse_opts() -> Opts {
         no_tools: on("no-tools"),
         conformance: on("conformance"),
         conformance_mrtr: on("conformance-mrtr"),
+        list_ttl_ms: flags.get("list-ttl-ms").and_then(|v| v.parse().ok()),
     }
 }
 
@@ -396,6 +400,7 @@ impl ServerHandler for TestServer {
         let end = (start + self.opts.page_size).min(all.len());
         let mut result = ListToolsResult::with_all_items(all[start..end].to_vec());
         result.next_cursor = (end < all.len()).then(|| end.to_string());
+        result.ttl_ms = self.opts.list_ttl_ms;
         Ok(result)
     }
 

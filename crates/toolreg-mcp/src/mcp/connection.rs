@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared, WeakShared};
@@ -136,8 +136,17 @@ impl ConnectFailure {
     }
 }
 
-/// The outcome of a `tools/list` (all pages); the error is shared by every caller that joined.
-type ListResult = Result<Arc<Vec<Tool>>, Arc<ServiceError>>;
+/// A server's tools (all pages), and how long it said they stay fresh: `ttlMs` of MCP
+/// 2026-07-28 (the shortest of the pages'); `None`, as older servers say nothing, until it
+/// sends `list_changed`.
+#[derive(Clone)]
+pub(crate) struct ToolList {
+    pub tools: Arc<Vec<Tool>>,
+    pub ttl: Option<Duration>,
+}
+
+/// The outcome of a `tools/list`; the error is shared by every caller that joined.
+type ListResult = Result<ToolList, Arc<ServiceError>>;
 type ListFuture = BoxFuture<'static, ListResult>;
 
 /// A `tools/list` in flight.
@@ -162,7 +171,8 @@ pub(crate) struct ToolCache {
 #[derive(Default)]
 struct CacheState {
     epoch: u64,
-    tools: Option<Arc<Vec<Tool>>>,
+    /// The list, and when it stops being fresh (`None`: when the server says it changed).
+    tools: Option<(Arc<Vec<Tool>>, Option<Instant>)>,
     listing: Option<(u64, WeakShared<ListFuture>)>,
 }
 
@@ -172,13 +182,16 @@ impl ToolCache {
     }
 
     pub(crate) fn get(&self) -> Option<Arc<Vec<Tool>>> {
-        self.state().tools.clone()
+        self.state().tools.as_ref().map(|(tools, _)| tools.clone())
     }
 
-    /// The cached list, else the listing of this epoch, joined or started with `start`.
+    /// The cached list while it is fresh, else the listing of this epoch, joined or started
+    /// with `start`.
     pub(crate) fn cached_or_listing(&self, start: impl FnOnce() -> ListFuture) -> Listed {
         let mut st = self.state();
-        if let Some(tools) = &st.tools {
+        if let Some((tools, fresh_until)) = &st.tools
+            && fresh_until.is_none_or(|until| Instant::now() < until)
+        {
             return Listed::Cached(tools.clone());
         }
         let epoch = st.epoch;
@@ -193,11 +206,20 @@ impl ToolCache {
         Listed::Pending { epoch, listing }
     }
 
-    pub(crate) fn store_if_current(&self, epoch: u64, tools: Arc<Vec<Tool>>) {
+    /// Keeps a finished listing unless a `list_changed` came in meanwhile, and returns the list
+    /// to hand out: a list read again after its ttl that did not change is the one already
+    /// held, so the host sees the same list (`Arc::ptr_eq`) and parses nothing again.
+    pub(crate) fn store_if_current(&self, epoch: u64, list: ToolList) -> Arc<Vec<Tool>> {
         let mut st = self.state();
+        let tools = match &st.tools {
+            Some((held, _)) if **held == *list.tools => held.clone(),
+            _ => list.tools,
+        };
         if st.epoch == epoch {
-            st.tools = Some(tools);
+            let fresh_until = list.ttl.and_then(|ttl| Instant::now().checked_add(ttl));
+            st.tools = Some((tools.clone(), fresh_until));
         }
+        tools
     }
 
     pub(crate) fn invalidate(&self) {

@@ -35,7 +35,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::auth::{AuthOptions, ServerAuth};
-use super::connection::{self, ConnectFailure, ConnectParams, Connection, Listed};
+use super::connection::{self, ConnectFailure, ConnectParams, Connection, Listed, ToolList};
 use super::events::{HubEventsHandle, ProgressSink};
 use super::process::{StderrTail, StdoutNoise};
 use super::wire_id::{build_mcp_tool_wire_id, server_segment, wire_id_server_segment};
@@ -342,8 +342,12 @@ impl McpHub {
     }
 
     /// All tools of a server, following pagination. Cached until the server sends
-    /// `notifications/tools/list_changed` or the connection is replaced. `timeout` covers the
-    /// connect too.
+    /// `notifications/tools/list_changed`, the connection is replaced, or the `ttlMs` a
+    /// 2026-07-28 server gave the list runs out. `timeout` covers the connect too.
+    ///
+    /// `cacheScope` changes nothing here: every list is read with the hub's own credentials
+    /// and kept for this hub (and the CLI's cache is the user's own), which a `private` list
+    /// allows as well as a `public` one.
     pub async fn list_tools(
         &self,
         server_id: &str,
@@ -356,8 +360,14 @@ impl McpHub {
         let peer = conn.peer.clone();
         let (epoch, listing) = match conn.tools.cached_or_listing(move || {
             async move {
-                let tools = peer.list_all_tools().await.map_err(Arc::new)?;
-                Ok(Arc::new(tools))
+                let listed = peer
+                    .list_all_tools_with_cache_hint()
+                    .await
+                    .map_err(Arc::new)?;
+                Ok(ToolList {
+                    tools: Arc::new(listed.items),
+                    ttl: listed.ttl_ms.map(Duration::from_millis),
+                })
             }
             .boxed()
         }) {
@@ -367,19 +377,21 @@ impl McpHub {
         let never = CancellationToken::new();
         let listed =
             bounded_request(&slot, &conn, OP, (deadline, timeout), &never, listing).await?;
-        let tools = match listed {
-            Ok(tools) => tools,
+        let list = match listed {
+            Ok(list) => list,
             // A server without the tools capability (prompts/resources only) has no tools.
             Err(e)
                 if matches!(&*e, ServiceError::McpError(data)
                     if data.code == ErrorCode::METHOD_NOT_FOUND && !conn.declares_tools()) =>
             {
-                Arc::default()
+                ToolList {
+                    tools: Arc::default(),
+                    ttl: None,
+                }
             }
             Err(e) => return Err(service_error(&slot, &conn, OP, &e).await),
         };
-        conn.tools.store_if_current(epoch, tools.clone());
-        Ok(tools)
+        Ok(conn.tools.store_if_current(epoch, list))
     }
 
     /// Calls a tool. Returns the MCP `CallToolResult` as JSON (`content`, `structuredContent`
