@@ -35,6 +35,27 @@ export function startCli(args, { env = cliEnv(), input, cwd = root, keepStdinOpe
   return { child, out, done }
 }
 
+/**
+ * Starts `toolreg serve --http 0` with `args`; resolves to `{ url, token, child, stderr() }` once
+ * it listens and, unless its token comes from the environment, has printed it (`token`: the
+ * printed one, else undefined). `onStart(child)` is called at once (to stop it after the test).
+ */
+export function startServeHttp(args, { env = cliEnv(), onStart = () => {} } = {}) {
+  const child = spawn(process.execPath, [bin, 'serve', '--http', '0', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] })
+  onStart(child)
+  const tokenPrinted = !env.TOOLREG_SERVE_TOKEN && !args.includes('--no-auth')
+  let stderr = ''
+  return new Promise((resolve, reject) => {
+    child.stderr.on('data', (d) => {
+      stderr += d
+      const url = /serving MCP at (\S+)/.exec(stderr)?.[1]
+      const token = /Bearer (\S+)/.exec(stderr)?.[1]
+      if (url && (token || !tokenPrinted)) resolve({ url, token, child, stderr: () => stderr })
+    })
+    child.once('exit', (code) => reject(new Error(`toolreg serve exited with ${code}: ${stderr}`)))
+  })
+}
+
 export function runCli(args, opts) {
   return startCli(args, opts).done
 }

@@ -12,7 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
-import { bin, cliEnv, root, startCli, writeConfig } from './cliRun.mjs'
+import { bin, cliEnv, root, startCli, startServeHttp, writeConfig } from './cliRun.mjs'
 import { processGone, referenceServer, testServer } from './mcpServers.mjs'
 import { createRequire } from 'node:module'
 
@@ -468,17 +468,7 @@ describe('toolreg serve: approval, profiles, faults and shutdown', () => {
 
 /** Starts `toolreg serve --http 0`; resolves to `{ url, token, child }` once it listens. */
 function startHttp(args) {
-  const child = spawn(process.execPath, [bin, 'serve', '--http', '0', ...WAIT_FOR_SERVERS, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] })
-  closing.push(() => child.kill('SIGTERM'))
-  let stderr = ''
-  return new Promise((resolve, reject) => {
-    child.stderr.on('data', (d) => {
-      stderr += d
-      const url = /serving MCP at (\S+)/.exec(stderr)?.[1]
-      if (url && (/Bearer (\S+)/.test(stderr) || /--no-auth/.test(stderr))) resolve({ url, token: /Bearer (\S+)/.exec(stderr)?.[1], child, stderr: () => stderr })
-    })
-    child.once('exit', (code) => reject(new Error(`toolreg serve exited with ${code}: ${stderr}`)))
-  })
+  return startServeHttp([...WAIT_FOR_SERVERS, ...args], { env, onStart: (child) => closing.push(() => child.kill('SIGTERM')) })
 }
 
 /**

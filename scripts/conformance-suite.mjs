@@ -23,6 +23,24 @@ let suitePath = null
  * lane installed at its pinned version. Throws with `code` NO_NODE22 when no Node 22 can be had
  * (callers skip the run then), with any other error when the lane cannot be installed.
  */
+/**
+ * The flags both runners share: `--revision REV` (checked against the suite's requirement sets;
+ * an unknown one exits 2 naming them) and `--scenario NAME`.
+ * @returns {{ revision: string | undefined, only: string | undefined }}
+ */
+export function sharedOptions(argv, script) {
+  const option = (name) => {
+    const at = argv.indexOf(name)
+    return at >= 0 ? argv[at + 1] : undefined
+  }
+  const revision = option('--revision')
+  if (revision && !REVISIONS.includes(revision)) {
+    console.error(`${script}: unknown --revision ${revision}; the suite's requirement sets are ${REVISIONS.join(', ')}`)
+    process.exit(2)
+  }
+  return { revision, only: option('--scenario') }
+}
+
 export function prepareSuite() {
   try {
     node22 = ensureNode22()

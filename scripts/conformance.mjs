@@ -22,24 +22,14 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { REVISIONS, prepareSuite, runSide, startGateway } from './conformance-suite.mjs'
+import { REVISIONS, prepareSuite, runSide, sharedOptions, startGateway } from './conformance-suite.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
 const argv = process.argv.slice(2)
-/** The value after a `--name` flag, or undefined. */
-const option = (name) => {
-  const at = argv.indexOf(name)
-  return at >= 0 ? argv[at + 1] : undefined
-}
 const sides = argv.includes('--client') ? ['client'] : argv.includes('--server') ? ['server'] : ['client', 'server']
-const revisionFilter = option('--revision')
-if (revisionFilter && !REVISIONS.includes(revisionFilter)) {
-  console.error(`conformance: unknown --revision ${revisionFilter}; the suite's requirement sets are ${REVISIONS.join(', ')}`)
-  process.exit(2)
-}
+const { revision: revisionFilter, only } = sharedOptions(argv, 'conformance')
 const revisions = revisionFilter ? [revisionFilter] : REVISIONS
-const only = option('--scenario')
 const requiredOnly = argv.includes('--required-only')
 
 try {

@@ -27,21 +27,11 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { REVISIONS, prepareSuite, runSide, startGateway } from './conformance-suite.mjs'
+import { prepareSuite, runSide, sharedOptions, startGateway } from './conformance-suite.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const argv = process.argv.slice(2)
-/** The value after a `--name` flag, or undefined. */
-const option = (name) => {
-  const at = argv.indexOf(name)
-  return at >= 0 ? argv[at + 1] : undefined
-}
-const revisionFilter = option('--revision')
-if (revisionFilter && !REVISIONS.includes(revisionFilter)) {
-  console.error(`scale-out: unknown --revision ${revisionFilter}; the suite's requirement sets are ${REVISIONS.join(', ')}`)
-  process.exit(2)
-}
-const only = option('--scenario')
+const { revision: revisionFilter, only } = sharedOptions(argv, 'scale-out')
 const naiveHash = argv.includes('--hash')
 const separateKeys = argv.includes('--separate-keys')
 /** Each revision's run and how nginx routes it. */

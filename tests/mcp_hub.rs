@@ -509,8 +509,14 @@ async fn concurrent_cold_lists_share_one_listing() {
 /// nothing again). Without a ttl (older servers) the list stays until `list_changed`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_list_is_cached_while_its_ttl_holds() {
-    for (ttl, reads) in [(Some("0"), 3), (Some("600000"), 1), (None, 1)] {
-        let mut args = vec!["--protocol", "2026-07-28"];
+    // A 2026-07-28 server that gives no ttl says 0 (the revision requires one).
+    for (ttl, revision, reads) in [
+        (Some("0"), "2026-07-28", 3),
+        (Some("600000"), "2026-07-28", 1),
+        (None, "2026-07-28", 3),
+        (None, "2025-11-25", 1),
+    ] {
+        let mut args = vec!["--protocol", revision];
         if let Some(ttl) = ttl {
             args.extend(["--list-ttl-ms", ttl]);
         }
@@ -518,10 +524,17 @@ async fn a_tool_list_is_cached_while_its_ttl_holds() {
         let first = hub.list_tools("ttl", T).await.unwrap();
         for _ in 0..2 {
             let again = hub.list_tools("ttl", T).await.unwrap();
-            assert!(Arc::ptr_eq(&first, &again), "ttl {ttl:?}: the same list");
+            assert!(
+                Arc::ptr_eq(&first, &again),
+                "{revision} ttl {ttl:?}: the same list"
+            );
         }
         let r = call(&hub, "ttl", "list_count", json!({})).await.unwrap();
-        assert_eq!(text(&r), reads.to_string(), "ttl {ttl:?}: tools/list reads");
+        assert_eq!(
+            text(&r),
+            reads.to_string(),
+            "{revision} ttl {ttl:?}: tools/list reads"
+        );
         hub.close().await;
     }
 }
@@ -718,25 +731,15 @@ impl AskHost for Host {
 /// retry with them moves the call on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn input_requests_reach_the_host_or_the_caller_round_by_round() {
-    let pinned = |id: &str, version: &str| match stdio(id, &["--conformance-mrtr"]) {
-        ServerConfig::Stdio {
-            id,
-            name,
-            command,
-            args,
-            env,
-            cwd,
-            ..
-        } => ServerConfig::Stdio {
-            id,
-            name,
-            command,
-            args,
-            env,
-            cwd,
-            protocol_version: Some(version.into()),
-        },
-        other => other,
+    let pinned = |id: &str, version: &str| {
+        let mut config = stdio(id, &["--conformance-mrtr"]);
+        if let ServerConfig::Stdio {
+            protocol_version, ..
+        } = &mut config
+        {
+            *protocol_version = Some(version.into());
+        }
+        config
     };
     let asked = Arc::new(Mutex::new(Vec::new()));
     let host = |kind| {

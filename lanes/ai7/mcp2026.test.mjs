@@ -2,12 +2,11 @@
 // 2026-07-28 (no session: `server/discover`, then every request carries its revision): it lists
 // the gateway's tools, finds, inspects and invokes a deferred tool of the real server-everything,
 // and the AI SDK runs the same path as tools of a model's turn (a test model's tool calls).
-import { spawn } from 'node:child_process'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createMCPClient } from '@ai-sdk/mcp'
 import { generateText, stepCountIs } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
-import { bin, cliEnv, writeConfig } from '../../__tests__/cliRun.mjs'
+import { cliEnv, startServeHttp, writeConfig } from '../../__tests__/cliRun.mjs'
 import { referenceServer } from '../../__tests__/mcpServers.mjs'
 
 const TOKEN = 'lane-ai7-token'
@@ -17,23 +16,14 @@ afterAll(async () => {
 })
 
 /** `toolreg serve --http 0` over server-everything; resolves to its URL once it listens. */
-function startGateway() {
+async function startGateway() {
   const { id, command, args } = referenceServer('everything')
   const config = writeConfig({ mcpServers: { [id]: { command, args } } })
-  const child = spawn(process.execPath, [bin, 'serve', '--http', '0', '--config', config, '--context-window', '8000', '--startup-wait', '60000'], {
+  const { url } = await startServeHttp(['--config', config, '--context-window', '8000', '--startup-wait', '60000'], {
     env: cliEnv({ TOOLREG_SERVE_TOKEN: TOKEN }),
-    stdio: ['ignore', 'ignore', 'pipe'],
+    onStart: (child) => closing.push(() => child.kill('SIGTERM')),
   })
-  closing.push(() => child.kill('SIGTERM'))
-  let stderr = ''
-  return new Promise((resolve, reject) => {
-    child.stderr.on('data', (d) => {
-      stderr += d
-      const url = /serving MCP at (\S+)/.exec(stderr)?.[1]
-      if (url) resolve(url)
-    })
-    child.once('exit', (code) => reject(new Error(`toolreg serve exited with ${code}: ${stderr}`)))
-  })
+  return url
 }
 
 const textOf = (result) => result.content.map((c) => c.text ?? '').join('\n')
