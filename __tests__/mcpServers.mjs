@@ -64,3 +64,20 @@ export function processGone(pid) {
     return true
   }
 }
+
+/** A tool result's text parts, joined. */
+export const textOf = (result) => result.content.map((c) => c.text ?? '').join('\n')
+
+/**
+ * What a model does with a gateway's meta-tools, through any MCP client (`callTool({ name,
+ * arguments })`): searches for server-everything's adding tool, inspects and invokes it.
+ * Resolves to `{ sum, inspected, invoked }` (its wire name, the inspection's text, the result).
+ */
+export async function searchInspectInvokeSum(client) {
+  const found = textOf(await client.callTool({ name: 'tool_search', arguments: { query: 'add two numbers' } }))
+  const sum = /mcp__everything__get_sum_[0-9a-f]{10}/.exec(found)?.[0]
+  if (!sum) return { sum, found }
+  const inspected = textOf(await client.callTool({ name: 'tool_inspect', arguments: { name: sum } }))
+  const invoked = await client.callTool({ name: 'tool_invoke', arguments: { name: sum, params: { a: 2, b: 40 } } })
+  return { sum, inspected, invoked }
+}

@@ -13,7 +13,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
 import { bin, cliEnv, root, startCli, startServeHttp, writeConfig } from './cliRun.mjs'
-import { processGone, referenceServer, testServer } from './mcpServers.mjs'
+import { processGone, referenceServer, searchInspectInvokeSum, testServer, textOf } from './mcpServers.mjs'
 import { createRequire } from 'node:module'
 
 const { buildMcpToolWireId } = createRequire(import.meta.url)('../index.js')
@@ -43,7 +43,6 @@ async function stdioClient(args) {
   return { client, transport }
 }
 
-const textOf = (result) => result.content.map((c) => c.text ?? '').join('\n')
 const closing = []
 afterAll(async () => {
   await Promise.allSettled(closing.map((close) => close()))
@@ -62,11 +61,9 @@ describe('toolreg serve over stdio, with the official MCP SDK client', () => {
     expect(remove?._meta?.['anthropic/alwaysLoad']).toBe(true)
     expect(remove?.annotations?.destructiveHint).toBe(true)
 
-    const found = textOf(await client.callTool({ name: 'tool_search', arguments: { query: 'add two numbers' } }))
-    const sum = /mcp__everything__get_sum_[0-9a-f]{10}/.exec(found)?.[0]
+    const { sum, inspected, invoked } = await searchInspectInvokeSum(client)
     expect(sum).toBeDefined()
-    expect(textOf(await client.callTool({ name: 'tool_inspect', arguments: { name: sum } }))).toMatch(/@param \{number\} params\.a/)
-    const invoked = await client.callTool({ name: 'tool_invoke', arguments: { name: sum, params: { a: 2, b: 40 } } })
+    expect(inspected).toMatch(/@param \{number\} params\.a/)
     expect(invoked).toMatchObject({ content: [{ type: 'text', text: 'The sum of 2 and 40 is 42.' }], isError: false })
   }, 60_000)
 

@@ -7,7 +7,7 @@ import { createMCPClient } from '@ai-sdk/mcp'
 import { generateText, stepCountIs } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 import { cliEnv, startServeHttp, writeConfig } from '../../__tests__/cliRun.mjs'
-import { referenceServer } from '../../__tests__/mcpServers.mjs'
+import { referenceServer, searchInspectInvokeSum } from '../../__tests__/mcpServers.mjs'
 
 const TOKEN = 'lane-ai7-token'
 const closing = []
@@ -26,7 +26,6 @@ async function startGateway() {
   return url
 }
 
-const textOf = (result) => result.content.map((c) => c.text ?? '').join('\n')
 
 describe('@ai-sdk/mcp 2.x (MCP 2026-07-28) through toolreg serve', () => {
   it('lists the meta-tools, finds, inspects and invokes a deferred tool of a real server', async () => {
@@ -37,11 +36,9 @@ describe('@ai-sdk/mcp 2.x (MCP 2026-07-28) through toolreg serve', () => {
 
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name).slice(0, 3)).toEqual(['tool_search', 'tool_inspect', 'tool_invoke'])
-    const found = textOf(await client.callTool({ name: 'tool_search', arguments: { query: 'add two numbers' } }))
-    const sum = /mcp__everything__get_sum_[0-9a-f]{10}/.exec(found)?.[0]
+    const { sum, inspected, invoked } = await searchInspectInvokeSum(client)
     expect(sum).toBeDefined()
-    expect(textOf(await client.callTool({ name: 'tool_inspect', arguments: { name: sum } }))).toMatch(/@param \{number\} params\.a/)
-    const invoked = await client.callTool({ name: 'tool_invoke', arguments: { name: sum, params: { a: 2, b: 40 } } })
+    expect(inspected).toMatch(/@param \{number\} params\.a/)
     expect(invoked).toMatchObject({ content: [{ type: 'text', text: 'The sum of 2 and 40 is 42.' }], isError: false })
 
     // The same tools as the AI SDK gives them to a model: a scripted turn searches, inspects,
