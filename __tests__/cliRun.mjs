@@ -43,14 +43,16 @@ export function startCli(args, { env = cliEnv(), input, cwd = root, keepStdinOpe
 export function startServeHttp(args, { env = cliEnv(), onStart = () => {} } = {}) {
   const child = spawn(process.execPath, [bin, 'serve', '--http', '0', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] })
   onStart(child)
-  const tokenPrinted = !env.TOOLREG_SERVE_TOKEN && !args.includes('--no-auth')
   let stderr = ''
   return new Promise((resolve, reject) => {
     child.stderr.on('data', (d) => {
       stderr += d
-      const url = /serving MCP at (\S+)/.exec(stderr)?.[1]
-      const token = /Bearer (\S+)/.exec(stderr)?.[1]
-      if (url && (token || !tokenPrinted)) resolve({ url, token, child, stderr: () => stderr })
+      // serve says one line after its address, on how requests authenticate (the token, where
+      // the token is, or the --no-auth warning); it may arrive in a later chunk than the address.
+      const started = /serving MCP at (\S+)\n(.*)\n/.exec(stderr)
+      if (!started) return
+      const token = /Bearer ([^<\s]\S*)/.exec(started[2])?.[1]
+      resolve({ url: started[1], token, child, stderr: () => stderr })
     })
     child.once('exit', (code) => reject(new Error(`toolreg serve exited with ${code}: ${stderr}`)))
   })

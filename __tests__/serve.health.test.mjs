@@ -2,13 +2,12 @@
 // probe reaches it: no token, a tiny JSON body with backend counts by state. The gateway is the
 // CLI run as an operator runs it (token from TOOLREG_SERVE_TOKEN) in front of our rmcp test
 // server and a server whose command does not exist.
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { bin, cliEnv, writeConfig } from './cliRun.mjs'
+import { cliEnv, startServeHttp, writeConfig } from './cliRun.mjs'
 import { testServer } from './mcpServers.mjs'
 
 const token = randomBytes(32).toString('base64url')
@@ -19,17 +18,9 @@ const env = cliEnv({
   TOOLREG_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'toolreg-health-config-')),
   TOOLREG_SERVE_TOKEN: token,
 })
-const child = spawn(process.execPath, [bin, 'serve', '--http', '0', '--config', config], { env, stdio: ['ignore', 'ignore', 'pipe'] })
-let stderr = ''
-const served = new Promise((resolve, reject) => {
-  child.stderr.on('data', (d) => {
-    stderr += d
-    // Resolve once the token line is out too, so the test below sees all that was printed.
-    const url = /serving MCP at (\S+)/.exec(stderr)?.[1]
-    if (url && /Authorization: Bearer/.test(stderr)) resolve(new URL(url))
-  })
-  child.once('exit', (code) => reject(new Error(`toolreg serve exited with ${code}: ${stderr}`)))
-})
+let child
+const started = startServeHttp(['--config', config], { env, onStart: (spawned) => (child = spawned) })
+const served = started.then(({ url }) => new URL(url))
 afterAll(() => child.kill('SIGTERM'))
 
 const healthz = async (init) => fetch(new URL('/healthz', await served), init)
@@ -65,8 +56,9 @@ describe('toolreg serve --http: GET /healthz', () => {
   })
 
   it('does not print a token the operator set (it would land in the service log)', async () => {
-    await served
-    expect(stderr).toContain('Authorization: Bearer <the token in TOOLREG_SERVE_TOKEN>')
-    expect(stderr).not.toContain(token)
+    const { stderr, token: printed } = await started
+    expect(printed).toBeUndefined()
+    expect(stderr()).toContain('Authorization: Bearer <the token in TOOLREG_SERVE_TOKEN>')
+    expect(stderr()).not.toContain(token)
   })
 })
