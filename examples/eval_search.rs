@@ -12,6 +12,8 @@
 //! override the grid), `--layout natural|one|per-tool` (any mode), `--sets A,B`.
 //! `--zh` (any mode): the Chinese and cross-language sets of `scripts/fetch_zh.py`
 //! (`target/zh/*.json`, `$TOOLREG_ZH`) instead of the English ones; R@1, R@5 and Hit@5.
+//! `--steps` (any mode): LiveMCP-steps alone, LiveMCPBench's step-level agentic search (each
+//! annotated step a query; a task's tools found in the union of its steps' top 5).
 //! `$TOOLREG_BRIDGE=FILE` (any mode): word queries glossed with that bilingual dictionary.
 //! Held-out sets: `python3 scripts/fetch_heldout.py` writes `target/heldout/*.json`
 //! (`$TOOLREG_HELDOUT` to read them elsewhere); a missing one is skipped.
@@ -202,7 +204,9 @@ fn load_stabletoolbench(dir: &Path) -> Option<DataSet> {
     })
 }
 
-fn load_livemcpbench(dir: &Path) -> Option<DataSet> {
+/// `steps`: LiveMCP-steps instead, one query per task whose text is the task's annotated steps,
+/// one per line (`Annotator Metadata.Steps`), scored by the union of each step's top 5.
+fn load_livemcpbench(dir: &Path, steps: bool) -> Option<DataSet> {
     let tools_path = dir.join("livemcpbench/tools.json");
     let ann_path = dir.join("livemcpbench/all_annotations.json");
     if !tools_path.is_file() || !ann_path.is_file() {
@@ -259,19 +263,44 @@ fn load_livemcpbench(dir: &Path) -> Option<DataSet> {
                 relevant.push(name.to_owned());
             }
         }
-        if !relevant.is_empty() {
+        let text = if steps {
+            numbered_lines(&s(&task["Annotator Metadata"]["Steps"])).join("\n")
+        } else {
+            s(&task["Question"])
+        };
+        if !relevant.is_empty() && !text.is_empty() {
             queries.push(Query {
-                text: s(&task["Question"]),
+                text,
                 group: s(&task["category"]),
                 relevant,
             });
         }
     }
     Some(DataSet {
-        name: "LiveMCPBench",
+        name: if steps { STEPS_SET } else { "LiveMCPBench" },
         tools,
         queries,
     })
+}
+
+/// LiveMCPBench's step-level agentic search (`--steps`, as `bench/steps.eval.mjs`). A query's
+/// text is the task's steps, one per line.
+const STEPS_SET: &str = "LiveMCP-steps";
+
+/// "1. a\n2. b" → ["a", "b"], without repeats.
+fn numbered_lines(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let line = line
+            .trim()
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .trim_start_matches('.')
+            .trim();
+        if !line.is_empty() && !out.iter().any(|o| o == line) {
+            out.push(line.to_owned());
+        }
+    }
+    out
 }
 
 /// Minimal RFC 4180 reader (quoted fields, doubled quotes, newlines inside quotes).
@@ -359,7 +388,8 @@ fn load_metatool(dir: &Path, shift: usize) -> Option<DataSet> {
 }
 
 /// The three sets the ranking was first tuned on; the held-out sets are used only to judge.
-const TUNING_SETS: [&str; 3] = ["StableToolBench", "LiveMCPBench", "MetaTool"];
+/// LiveMCP-steps is LiveMCPBench's tasks, so it counts as a tuning set.
+const TUNING_SETS: [&str; 4] = ["StableToolBench", "LiveMCPBench", "MetaTool", STEPS_SET];
 
 /// The held-out sets written by `scripts/fetch_heldout.py`: `$TOOLREG_HELDOUT`, else
 /// `target/heldout` of the crate. A missing file is skipped.
@@ -1031,6 +1061,8 @@ fn evaluate(set: &DataSet, sys: &dyn Retriever) -> Scores {
     let metrics: &[(&str, usize)] = match set.name {
         "StableToolBench" => &[("Recall@5", 5), ("nDCG@10", 10)],
         "LiveMCPBench" => &[("Recall@10", 10)],
+        // The union of the steps' top 5 (`ranked_keys`) is read whole.
+        STEPS_SET => &[("Coverage@5", usize::MAX)],
         // Cross-language queries often have several relevant tools (LiveMCP-en-zh); whether
         // any of them is in the top 5 is what a client that shows five tools needs.
         name if ZH_SETS.contains(&name) => &[("Recall@1", 1), ("Recall@5", 5), ("Hit@5", 5)],
@@ -1038,8 +1070,12 @@ fn evaluate(set: &DataSet, sys: &dyn Retriever) -> Scores {
     };
     let mut sums: HashMap<(&str, String), (f64, usize)> = HashMap::new();
     for q in &set.queries {
-        let hits = sys.top(&q.text, 10);
-        let keys: Vec<&str> = hits.iter().map(|&i| set.tools[i].key.as_str()).collect();
+        let keys = ranked_keys(
+            set,
+            sys,
+            &q.text,
+            if set.name == STEPS_SET { 5 } else { 10 },
+        );
         for &(m, k) in metrics {
             let v = if m.starts_with("nDCG") {
                 ndcg(&keys, &q.relevant, k)
@@ -1081,6 +1117,7 @@ fn headline(set: &str, scores: &Scores) -> f64 {
     let metric = match set {
         "StableToolBench" => "Recall@5",
         "LiveMCPBench" => "Recall@10",
+        STEPS_SET => "Coverage@5",
         _ => "Recall@5",
     };
     scores
@@ -1094,12 +1131,36 @@ fn headline(set: &str, scores: &Scores) -> f64 {
 // Protocol of issue #13: every set under three namespace layouts against the plain BM25
 // baseline, and leave-one-set-out choice of every rule and weight.
 
-/// Recall@1 and Recall@5 of a system over a set (every set, whatever its headline metric).
+/// The keys of a query's top `k`; for LiveMCP-steps, the union of each step's top `k`.
+fn ranked_keys<'s>(set: &'s DataSet, sys: &dyn Retriever, text: &str, k: usize) -> Vec<&'s str> {
+    let steps: Vec<&str> = if set.name == STEPS_SET {
+        text.lines().collect()
+    } else {
+        vec![text]
+    };
+    let mut keys: Vec<&str> = Vec::new();
+    for step in steps {
+        for i in sys.top(step, k) {
+            let key = set.tools[i].key.as_str();
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+    }
+    keys
+}
+
+/// Recall@1 and Recall@5 of a system over a set (every set, whatever its headline metric); for
+/// LiveMCP-steps, the coverage of the union of the steps' top 1 and top 5.
 fn r1_r5(set: &DataSet, sys: &dyn Retriever) -> (f64, f64) {
     let (mut r1, mut r5) = (0.0, 0.0);
     for q in &set.queries {
-        let hits = sys.top(&q.text, 5);
-        let keys: Vec<&str> = hits.iter().map(|&i| set.tools[i].key.as_str()).collect();
+        if set.name == STEPS_SET {
+            r1 += recall(&ranked_keys(set, sys, &q.text, 1), &q.relevant, usize::MAX);
+            r5 += recall(&ranked_keys(set, sys, &q.text, 5), &q.relevant, usize::MAX);
+            continue;
+        }
+        let keys = ranked_keys(set, sys, &q.text, 5);
         r1 += recall(&keys, &q.relevant, 1);
         r5 += recall(&keys, &q.relevant, 5);
     }
@@ -1609,6 +1670,7 @@ struct Args {
     text: EmbedText,
     words_only: bool,
     zh: bool,
+    steps: bool,
 }
 
 fn parse_args() -> Args {
@@ -1632,6 +1694,7 @@ fn parse_args() -> Args {
         text: EmbedText::Plain,
         words_only: false,
         zh: false,
+        steps: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -1653,6 +1716,7 @@ fn parse_args() -> Args {
             "--layout" => args.layout = Some(Layout::parse(&it.next().unwrap_or_default())),
             "--words-only" => args.words_only = true,
             "--zh" => args.zh = true,
+            "--steps" => args.steps = true,
             "--text" => {
                 args.text = match it.next().as_deref() {
                     Some("plain") => EmbedText::Plain,
@@ -1821,10 +1885,12 @@ fn main() {
     };
     let mut sets: Vec<DataSet> = if args.zh {
         load_zh()
+    } else if args.steps {
+        load_livemcpbench(&dir, true).into_iter().collect()
     } else {
         [
             load_stabletoolbench(&dir),
-            load_livemcpbench(&dir),
+            load_livemcpbench(&dir, false),
             load_metatool(&dir, args.metatool_shift),
         ]
         .into_iter()
