@@ -521,15 +521,15 @@ describe('toolreg serve over Streamable HTTP', () => {
 /**
  * One request as a client of MCP 2026-07-28 sends it: no session, its revision, capabilities and
  * identity in `_meta`, the revision and method in headers. Resolves to the HTTP status and the
- * JSON-RPC answer (the last message of an event stream).
+ * JSON-RPC answer (the last message of an event stream); `signal` abandons the request.
  */
-async function stateless(url, method, params = {}, capabilities = {}) {
+async function stateless(url, method, params = {}, capabilities = {}, { signal } = {}) {
   const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method }
   // What the request names (a tool, prompt or resource) goes in a header too, for routers.
   const name = params.name ?? params.uri
   if (name) headers['mcp-name'] = name
   const _meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': capabilities, 'io.modelcontextprotocol/clientInfo': { name: 'raw-2026', version: '1' } }
-  const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: { ...params, _meta } }) })
+  const response = await fetch(url, { method: 'POST', headers, signal, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: { ...params, _meta } }) })
   const text = await response.text()
   const messages = response.headers.get('content-type')?.includes('text/event-stream')
     ? text.split('\n').filter((line) => line.startsWith('data:') && line.length > 5).map((line) => JSON.parse(line.slice(5)))
@@ -673,6 +673,12 @@ describe('toolreg serve parks a call whose server of 2025-11-25 asks during it, 
     // The request did not declare elicitation: MissingRequiredClientCapabilityError, as before.
     const undeclared = await call('ask', {}, { sampling: {} })
     expect(undeclared.answer.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { elicitation: {} } } })
+
+    // A request that goes away while it waits on its call takes the server's call down with it.
+    const abandoned = stateless(url, 'tools/call', { name: 'slow', arguments: { ms: 30_000 } }, everything, { signal: AbortSignal.timeout(500) })
+    await expect(abandoned).rejects.toThrow(/abort/i)
+    const cancelled = async () => Number((await call('cancelled_count')).answer.result.content[0].text)
+    await expect.poll(cancelled, { timeout: 5000 }).toBe(1)
 
     // The server dies while its call is parked: the retry gets the call's failure.
     const pid = Number((await call('pid')).answer.result.content[0].text)
