@@ -655,6 +655,13 @@ describe('toolreg serve parks a call whose server of 2025-11-25 asks during it, 
     const all = (await call(multiple, { inputResponses: listed, requestState: roots.requestState })).answer.result
     expect(all).toMatchObject({ resultType: 'complete', content: [{ text: 'Hello Ada, your roots are: file:///work/a' }] })
 
+    // A prompt whose server asks while it builds it.
+    const prompt = (name, extra = {}) => stateless(url, 'prompts/get', { name, ...extra }, everything)
+    const context = (await prompt('test_input_required_result_prompt')).answer.result
+    expect(context).toMatchObject({ resultType: 'input_required', inputRequests: { elicitation: { method: 'elicitation/create' } } })
+    const built = (await prompt('test_input_required_result_prompt', { inputResponses: accept({ context: 'tests' }), requestState: context.requestState })).answer.result
+    expect(built).toMatchObject({ resultType: 'complete', messages: [{ content: { text: 'Answer within this context: tests' } }] })
+
     // A decline reaches the server as it is.
     const form = (await call('ask')).answer.result
     expect(form.inputRequests.elicitation.params).toMatchObject({ message: 'Who are you?' })
