@@ -624,7 +624,8 @@ describe('toolreg serve parks a call whose server of 2025-11-25 asks during it, 
     writeFileSync(keyFile, 'c'.repeat(48))
     // Both servers ask with requests of their own, within the call (the handshake lifecycle).
     const config = configOf({ ...testServer('mrtr', ['--conformance-mrtr']), protocolVersion: '2025-11-25' }, { ...testServer('asker'), protocolVersion: '2025-11-25' })
-    const [url, replica] = await Promise.all([0, 1].map(() => startHttp(['--config', config, '--no-auth', '--state-key-file', keyFile]).then((g) => g.url)))
+    const [gateway, { url: replica }] = await Promise.all([0, 1].map(() => startHttp(['--config', config, '--no-auth', '--state-key-file', keyFile])))
+    const { url } = gateway
     const call = (name, extra = {}, capabilities = everything, at = url) => stateless(at, 'tools/call', { name, arguments: {}, ...extra }, capabilities)
 
     // Two requests of the server, one after the other: two rounds, then the result.
@@ -681,6 +682,15 @@ describe('toolreg serve parks a call whose server of 2025-11-25 asks during it, 
     // The request did not declare elicitation: MissingRequiredClientCapabilityError, as before.
     const undeclared = await call('ask', {}, { sampling: {} })
     expect(undeclared.answer.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { elicitation: {} } } })
+
+    // Two calls to the server in flight, neither waiting: which one asked cannot be told, so the
+    // question reaches no client; the server hears why, the operator too.
+    const running = call('slow', { arguments: { ms: 1500 } })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const unclear = (await call('ask')).answer.result
+    expect(unclear).toMatchObject({ resultType: 'complete', content: [{ text: expect.stringMatching(/elicitation failed: .*2 of its calls were running/) }] })
+    expect((await running).answer.result.content[0].text).toBe('slept 1500 ms')
+    expect(gateway.stderr()).toMatch(/warning: asker asked for elicitation while 2 of its calls were running/)
 
     // A request that goes away while it waits on its call takes the server's call down with it.
     const abandoned = stateless(url, 'tools/call', { name: 'slow', arguments: { ms: 30_000 } }, everything, { signal: AbortSignal.timeout(500) })
