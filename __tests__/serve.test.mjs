@@ -508,7 +508,8 @@ describe('toolreg serve over Streamable HTTP', () => {
   it('--no-auth serves without a token, says so, and still binds loopback only', async () => {
     const { url, stderr } = await startHttp(['--config', config, '--no-auth'])
     expect(new URL(url).hostname).toBe('127.0.0.1')
-    expect(stderr()).toMatch(/warning: --no-auth/)
+    // Said on the line after the address, which may come in a later chunk of stderr.
+    await expect.poll(stderr).toMatch(/warning: --no-auth/)
     expect(await rawInitialize(url, {})).toBe(200)
     // The revisions clients use today are spoken as asked; a newer one gets the newest known.
     for (const [asked, spoken] of [['2025-06-18', '2025-06-18'], ['2025-11-25', '2025-11-25'], ['2099-01-01', '2025-11-25']]) {
@@ -521,15 +522,15 @@ describe('toolreg serve over Streamable HTTP', () => {
 /**
  * One request as a client of MCP 2026-07-28 sends it: no session, its revision, capabilities and
  * identity in `_meta`, the revision and method in headers. Resolves to the HTTP status and the
- * JSON-RPC answer (the last message of an event stream).
+ * JSON-RPC answer (the last message of an event stream); `signal` abandons the request.
  */
-async function stateless(url, method, params = {}, capabilities = {}) {
+async function stateless(url, method, params = {}, capabilities = {}, { signal } = {}) {
   const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method }
   // What the request names (a tool, prompt or resource) goes in a header too, for routers.
   const name = params.name ?? params.uri
   if (name) headers['mcp-name'] = name
   const _meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': capabilities, 'io.modelcontextprotocol/clientInfo': { name: 'raw-2026', version: '1' } }
-  const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: { ...params, _meta } }) })
+  const response = await fetch(url, { method: 'POST', headers, signal, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: { ...params, _meta } }) })
   const text = await response.text()
   const messages = response.headers.get('content-type')?.includes('text/event-stream')
     ? text.split('\n').filter((line) => line.startsWith('data:') && line.length > 5).map((line) => JSON.parse(line.slice(5)))
@@ -612,6 +613,113 @@ describe('toolreg serve relays input-required results to 2026-07-28 clients', ()
     const roots = await stateless(first, 'tools/call', { name: 'test_input_required_result_list_roots', arguments: {} }, { sampling: {} })
     expect(roots.answer.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { roots: {} } } })
   }, 90_000)
+})
+
+describe('toolreg serve parks a call whose server of 2025-11-25 asks during it, for a 2026-07-28 client', () => {
+  const everything = { elicitation: {}, sampling: {}, roots: {} }
+  const accept = (content) => ({ elicitation: { action: 'accept', content } })
+
+  it('hands each request of the server to the client as an input_required round and resumes the call with the answer; states are checked and only resume their own call', async () => {
+    const keyFile = join(mkdtempSync(join(tmpdir(), 'toolreg-serve-keys-')), 'shared')
+    writeFileSync(keyFile, 'c'.repeat(48))
+    // Both servers ask with requests of their own, within the call (the handshake lifecycle).
+    const config = configOf({ ...testServer('mrtr', ['--conformance-mrtr']), protocolVersion: '2025-11-25' }, { ...testServer('asker'), protocolVersion: '2025-11-25' })
+    const [gateway, { url: replica }] = await Promise.all([0, 1].map(() => startHttp(['--config', config, '--no-auth', '--state-key-file', keyFile])))
+    const { url } = gateway
+    const call = (name, extra = {}, capabilities = everything, at = url) => stateless(at, 'tools/call', { name, arguments: {}, ...extra }, capabilities)
+
+    // Two requests of the server, one after the other: two rounds, then the result.
+    const round1 = (await call('test_input_required_result_multi_round')).answer.result
+    expect(round1).toMatchObject({ resultType: 'input_required', inputRequests: { elicitation: { method: 'elicitation/create', params: { message: 'Step 1: What is your name?' } } } })
+    const round2 = (await call('test_input_required_result_multi_round', { inputResponses: accept({ name: 'Ada' }), requestState: round1.requestState })).answer.result
+    expect(round2).toMatchObject({ resultType: 'input_required', inputRequests: { elicitation: { params: { message: 'Step 2: What is your favorite color?' } } } })
+    // The retry brings no answer under the key it was asked with: refused, the call stays parked.
+    const unanswered = await call('test_input_required_result_multi_round', { inputResponses: { step2: {} }, requestState: round2.requestState })
+    expect(unanswered.answer.error).toMatchObject({ code: -32602, message: expect.stringMatching(/no answer to the server's elicitation request/) })
+    // Another replica with the same key can read the state but does not hold the call.
+    const elsewhere = await call('test_input_required_result_multi_round', { inputResponses: accept({ color: 'blue' }), requestState: round2.requestState }, everything, replica)
+    expect(elsewhere.answer.error).toMatchObject({ code: -32602, message: expect.stringMatching(/parked in another toolreg serve process/) })
+    const altered = await call('test_input_required_result_multi_round', { inputResponses: accept({ color: 'blue' }), requestState: `${round2.requestState}x` })
+    expect(altered.answer.error).toMatchObject({ code: -32602, message: expect.stringMatching(/integrity check/) })
+    const done = (await call('test_input_required_result_multi_round', { inputResponses: accept({ color: 'blue' }), requestState: round2.requestState })).answer.result
+    expect(done).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: "Ada's favorite color is blue" }] })
+
+    // Elicitation, sampling and roots, each a round of its own.
+    const multiple = 'test_input_required_result_multiple_inputs'
+    const asked = (await call(multiple)).answer.result
+    expect(Object.keys(asked.inputRequests)).toEqual(['elicitation'])
+    const sampling = (await call(multiple, { inputResponses: accept({ name: 'Ada' }), requestState: asked.requestState })).answer.result
+    expect(sampling.inputRequests.sampling).toMatchObject({ method: 'sampling/createMessage', params: { maxTokens: 50 } })
+    const sampled = { sampling: { role: 'assistant', content: { type: 'text', text: 'Hello' }, model: 'test-model' } }
+    const roots = (await call(multiple, { inputResponses: sampled, requestState: sampling.requestState })).answer.result
+    expect(roots.inputRequests.roots).toMatchObject({ method: 'roots/list' })
+    const listed = { roots: { roots: [{ uri: 'file:///work/a', name: 'a' }] } }
+    const all = (await call(multiple, { inputResponses: listed, requestState: roots.requestState })).answer.result
+    expect(all).toMatchObject({ resultType: 'complete', content: [{ text: 'Hello Ada, your roots are: file:///work/a' }] })
+
+    // A prompt whose server asks while it builds it.
+    const prompt = (name, extra = {}) => stateless(url, 'prompts/get', { name, ...extra }, everything)
+    const context = (await prompt('test_input_required_result_prompt')).answer.result
+    expect(context).toMatchObject({ resultType: 'input_required', inputRequests: { elicitation: { method: 'elicitation/create' } } })
+    const built = (await prompt('test_input_required_result_prompt', { inputResponses: accept({ context: 'tests' }), requestState: context.requestState })).answer.result
+    expect(built).toMatchObject({ resultType: 'complete', messages: [{ content: { text: 'Answer within this context: tests' } }] })
+
+    // A decline reaches the server as it is.
+    const form = (await call('ask')).answer.result
+    expect(form.inputRequests.elicitation.params).toMatchObject({ message: 'Who are you?' })
+    const declined = (await call('ask', { inputResponses: { elicitation: { action: 'decline' } }, requestState: form.requestState })).answer.result
+    expect(declined).toMatchObject({ resultType: 'complete', content: [{ text: expect.stringMatching(/"action":"decline"/) }] })
+
+    // Calls parked side by side (each asked before the next began), resumed in reverse order:
+    // each state resumes its own call, once.
+    const parked = []
+    for (let i = 0; i < 4; i++) parked.push((await call('test_input_required_result_elicitation')).answer.result.requestState)
+    const resumed = await Promise.all(parked.map((requestState, i) => i).reverse().map((i) => call('test_input_required_result_elicitation', { inputResponses: accept({ name: `client-${i}` }), requestState: parked[i] })))
+    expect(resumed.map(({ answer }) => answer.result.content[0].text)).toEqual(['Hello, client-3!', 'Hello, client-2!', 'Hello, client-1!', 'Hello, client-0!'])
+    const again = await call('test_input_required_result_elicitation', { inputResponses: accept({ name: 'late' }), requestState: parked[0] })
+    expect(again.answer.error).toMatchObject({ code: -32602, message: expect.stringMatching(/no longer waiting/) })
+
+    // The request did not declare elicitation: MissingRequiredClientCapabilityError, as before.
+    const undeclared = await call('ask', {}, { sampling: {} })
+    expect(undeclared.answer.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { elicitation: {} } } })
+
+    // Two calls to the server in flight, neither waiting: which one asked cannot be told, so the
+    // question reaches no client; the server hears why, the operator too.
+    const running = call('slow', { arguments: { ms: 1500 } })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const unclear = (await call('ask')).answer.result
+    expect(unclear).toMatchObject({ resultType: 'complete', content: [{ text: expect.stringMatching(/elicitation failed: .*2 of its calls were running/) }] })
+    expect((await running).answer.result.content[0].text).toBe('slept 1500 ms')
+    expect(gateway.stderr()).toMatch(/warning: asker asked for elicitation while 2 of its calls were running/)
+
+    // A request that goes away while it waits on its call takes the server's call down with it.
+    const abandoned = stateless(url, 'tools/call', { name: 'slow', arguments: { ms: 30_000 } }, everything, { signal: AbortSignal.timeout(500) })
+    await expect(abandoned).rejects.toThrow(/abort/i)
+    const cancelled = async () => Number((await call('cancelled_count')).answer.result.content[0].text)
+    await expect.poll(cancelled, { timeout: 5000 }).toBe(1)
+
+    // The server dies while its call is parked: the retry gets the call's failure.
+    const pid = Number((await call('pid')).answer.result.content[0].text)
+    const waiting = (await call('ask')).answer.result
+    process.kill(pid, 'SIGKILL')
+    await expect.poll(() => processGone(pid)).toBe(true)
+    const failed = (await call('ask', { inputResponses: accept({ name: 'Ada' }), requestState: waiting.requestState })).answer.result
+    expect(failed).toMatchObject({ resultType: 'complete', isError: true, content: [{ text: expect.stringMatching(/asker/) }] })
+  }, 120_000)
+
+  it('frees a parked call nobody resumes when its call timeout runs out; the retry is told its state expired', async () => {
+    const config = configOf({ ...testServer('asker'), protocolVersion: '2025-11-25' })
+    const { url } = await startHttp(['--config', config, '--no-auth', '--call-timeout', '2000'])
+    const asked = (await stateless(url, 'tools/call', { name: 'ask', arguments: {} }, everything)).answer.result
+    expect(asked.resultType).toBe('input_required')
+    await new Promise((resolve) => setTimeout(resolve, 2500))
+    const late = await stateless(url, 'tools/call', { name: 'ask', arguments: {}, inputResponses: accept({ name: 'Ada' }), requestState: asked.requestState }, everything)
+    expect(late.answer.error).toMatchObject({ code: -32602, message: expect.stringMatching(/expired/) })
+    // The expired call is gone, not left beside the next one (which would make the server's next
+    // request ambiguous, refused): the next call is asked afresh.
+    const fresh = (await stateless(url, 'tools/call', { name: 'ask', arguments: {} }, everything)).answer.result
+    expect(fresh).toMatchObject({ resultType: 'input_required', inputRequests: { elicitation: { method: 'elicitation/create' } } })
+  }, 60_000)
 })
 
 /** The MCP Inspector's CLI mode (@modelcontextprotocol/inspector 1.0.3, its launcher as published): one method per run, its JSON answer. */

@@ -1,13 +1,15 @@
 // `toolreg serve --http` driven by the AI SDK's own MCP client, @ai-sdk/mcp 2.x, which speaks MCP
 // 2026-07-28 (no session: `server/discover`, then every request carries its revision): it lists
 // the gateway's tools, finds, inspects and invokes a deferred tool of the real server-everything,
-// and the AI SDK runs the same path as tools of a model's turn (a test model's tool calls).
+// and the AI SDK runs the same path as tools of a model's turn (a test model's tool calls); and it
+// answers the forms a server of 2025-11-25 asks for during a call, which reach it as
+// input_required rounds.
 import { afterAll, describe, expect, it } from 'vitest'
-import { createMCPClient } from '@ai-sdk/mcp'
+import { createMCPClient, ElicitationRequestSchema } from '@ai-sdk/mcp'
 import { generateText, stepCountIs } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 import { cliEnv, startServeHttp, writeConfig } from '../../__tests__/cliRun.mjs'
-import { referenceServer, searchInspectInvokeSum } from '../../__tests__/mcpServers.mjs'
+import { referenceServer, searchInspectInvokeSum, testServer, textOf } from '../../__tests__/mcpServers.mjs'
 
 const TOKEN = 'lane-ai7-token'
 const closing = []
@@ -15,11 +17,13 @@ afterAll(async () => {
   await Promise.allSettled(closing.map((close) => close()))
 })
 
-/** `toolreg serve --http 0` over server-everything; resolves to its URL once it listens. */
-async function startGateway() {
-  const { id, command, args } = referenceServer('everything')
-  const config = writeConfig({ mcpServers: { [id]: { command, args } } })
-  const { url } = await startServeHttp(['--config', config, '--context-window', '8000', '--startup-wait', '60000'], {
+/**
+ * `toolreg serve --http 0` over these servers (server-everything by default, in a context window
+ * small enough to defer its tools); resolves to its URL once it listens.
+ */
+async function startGateway(servers = [referenceServer('everything')], window = ['--context-window', '8000']) {
+  const config = writeConfig({ mcpServers: Object.fromEntries(servers.map(({ id, command, args, protocolVersion }) => [id, { command, args, ...(protocolVersion && { protocolVersion }) }])) })
+  const { url } = await startServeHttp(['--config', config, ...window, '--startup-wait', '60000'], {
     env: cliEnv({ TOOLREG_SERVE_TOKEN: TOKEN }),
     onStart: (child) => closing.push(() => child.kill('SIGTERM')),
   })
@@ -68,5 +72,26 @@ describe('@ai-sdk/mcp 2.x (MCP 2026-07-28) through toolreg serve', () => {
     const outputs = result.steps.flatMap((s) => s.toolResults)
     expect(outputs.map((r) => r.toolName)).toEqual(['tool_search', 'tool_inspect', 'tool_invoke'])
     expect(JSON.stringify(outputs[2].output)).toMatch(/Echo: hello from ai@7/)
+  }, 90_000)
+
+  it('answers, in its onElicitationRequest, the forms a server of 2025-11-25 asks for during a call: the gateway hands them over as input_required rounds', async () => {
+    // Both ask within the call, the handshake lifecycle's way; the gateway parks the call.
+    const url = await startGateway([
+      { ...testServer('asker'), protocolVersion: '2025-11-25' },
+      { ...testServer('mrtr', ['--conformance-mrtr']), protocolVersion: '2025-11-25' },
+    ], [])
+    const client = await createMCPClient({ transport: { type: 'http', url, headers: { authorization: `Bearer ${TOKEN}` } }, capabilities: { elicitation: {} } })
+    closing.push(() => client.close())
+    const asked = []
+    client.onElicitationRequest(ElicitationRequestSchema, async ({ params }) => {
+      asked.push(params.message)
+      if (params.message.startsWith('Step 2')) return { action: 'accept', content: { color: 'green' } }
+      return { action: 'accept', content: { name: 'Grace' } }
+    })
+    const form = await client.callTool({ name: 'ask' })
+    expect(JSON.parse(textOf(form))).toEqual({ action: 'accept', content: { name: 'Grace', age: 36 } })
+    const rounds = await client.callTool({ name: 'test_input_required_result_multi_round' })
+    expect(textOf(rounds)).toBe("Grace's favorite color is green")
+    expect(asked).toEqual(['Who are you?', 'Step 1: What is your name?', 'Step 2: What is your favorite color?'])
   }, 90_000)
 })

@@ -9,22 +9,27 @@
 //! server's state. Nothing is kept in memory between the rounds, so the retry may reach any
 //! replica that shares the key.
 //!
+//! A server of the handshake lifecycle asks during the call instead, with a request of its own:
+//! the call is parked in this process until the retry brings the answer (`super::parked`).
+//!
 //! A 2025-11-25 client never sees an input-required result: the hub answers those of its
 //! servers through the host's elicitation and sampling callbacks, which the gateway passes to
 //! the client as requests within its session (`Gateway::ask_client`).
 
+use futures::FutureExt;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ErrorData, GetPromptRequestParams,
-    GetPromptResponse, InputRequest, InputRequests, InputRequiredResult, InputResponses,
-    ProgressToken,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ErrorData,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequest, InputRequests,
+    InputRequiredResult, InputResponses, ProgressToken,
 };
 use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::state::{Continuation, RequestBinding};
-use super::{Gateway, complete_type};
-use crate::mcp::Round;
+use super::parked::Relayed;
+use super::state::{Continuation, ParkedCallRef, RequestBinding, STATE_TTL};
+use super::{ClientRequest, Gateway, complete_type, required_capability};
+use crate::mcp::{McpError, Round};
 
 /// What a 2026-07-28 request brings to a round: its answers, the state it echoes, and the
 /// capabilities it declared.
@@ -78,17 +83,40 @@ fn for_client(
     }
 }
 
+/// Where a 2026-07-28 request picks up, from the state it echoed.
+enum Continued {
+    /// Sent to the server, with its own state when this is a retry of its `input_required`
+    /// round (`None`: a first request).
+    Fresh(Option<String>),
+    /// The call parked while its server waits for this retry's answer.
+    Parked(ParkedCallRef),
+}
+
+/// How a relayed call's end answers the request: the error of a capability the request did not
+/// declare, else the server's outcome.
+fn ended(
+    outcome: Result<Round<Value>, McpError>,
+    missing: Option<ClientRequest>,
+) -> Result<Result<Round<Value>, McpError>, ErrorData> {
+    match missing {
+        Some(kind) => Err(ErrorData::missing_required_client_capability(
+            required_capability(kind),
+        )),
+        None => Ok(outcome),
+    }
+}
+
 impl Gateway {
-    /// The server's own state for this retry, from the signed state the client echoed; `None`
-    /// on a first request. A state that fails its check is the client's error (-32602).
+    /// Where this request picks up, from the signed state the client echoed. A state that
+    /// fails its check is the client's error (-32602).
     fn continue_from(
         &self,
         server_id: &str,
         request_state: Option<&str>,
         binding: &RequestBinding,
-    ) -> Result<Option<String>, ErrorData> {
+    ) -> Result<Continued, ErrorData> {
         let Some(sealed) = request_state else {
-            return Ok(None);
+            return Ok(Continued::Fresh(None));
         };
         let continuation = self
             .shared
@@ -103,7 +131,10 @@ impl Gateway {
                 None,
             ));
         }
-        Ok(continuation.backend_state)
+        Ok(match continuation.parked {
+            Some(parked) => Continued::Parked(parked),
+            None => Continued::Fresh(continuation.backend_state),
+        })
     }
 
     /// The server's input-required result as this gateway's: the requests the client can
@@ -122,8 +153,12 @@ impl Gateway {
         let continuation = Continuation {
             server: server_id.to_owned(),
             backend_state: input.request_state,
+            parked: None,
         };
-        let state = self.shared.state_key.seal(&continuation, binding);
+        let state = self
+            .shared
+            .state_key
+            .seal(&continuation, binding, STATE_TTL);
         let mut relayed = InputRequiredResult::new(requests, Some(state));
         relayed.meta = input.meta;
         Ok(relayed)
@@ -140,23 +175,42 @@ impl Gateway {
         arguments: Map<String, Value>,
         retry: Retry,
         progress: Option<(Peer<RoleServer>, ProgressToken)>,
-        cancel: CancellationToken,
+        ct: &CancellationToken,
     ) -> Result<CallToolResponse, ErrorData> {
         let hub = self.hub()?;
         let binding = RequestBinding::new("tools/call", name, &arguments);
-        let backend_state =
-            self.continue_from(server_id, retry.request_state.as_deref(), &binding)?;
-        let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-        params.input_responses = retry.input_responses;
-        params.request_state = backend_state;
-        let (sink, forwarder) = super::progress_forwarder(progress);
-        let round = hub
-            .call_tool_round(server_id, params, self.call_timeout(), Some(cancel), sink)
-            .await;
-        if let Some(forwarder) = forwarder {
-            let _ = forwarder.await;
-        }
-        let mut result = match round {
+        let relayed =
+            match self.continue_from(server_id, retry.request_state.as_deref(), &binding)? {
+                Continued::Parked(parked) => {
+                    self.resume(&parked, &retry, progress, &binding, ct).await?
+                }
+                Continued::Fresh(backend_state) => {
+                    let mut params =
+                        CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+                    params.input_responses = retry.input_responses.clone();
+                    params.request_state = backend_state;
+                    let server = server_id.to_owned();
+                    let capabilities = retry.capabilities.clone();
+                    let call = self.start_relayed(
+                        server_id,
+                        capabilities,
+                        progress,
+                        |cancel, sink, timeout| {
+                            async move {
+                                hub.call_tool_round(&server, params, timeout, Some(cancel), sink)
+                                    .await
+                            }
+                            .boxed()
+                        },
+                    );
+                    self.next_event(call, &binding, ct).await?
+                }
+            };
+        let (outcome, missing) = match relayed {
+            Relayed::InputRequired(input) => return Ok(CallToolResponse::InputRequired(input)),
+            Relayed::Ended { outcome, missing } => (outcome, missing),
+        };
+        let mut result: CallToolResult = match ended(outcome, missing)? {
             Ok(Round::InputRequired(input)) => {
                 let input = self.relay(server_id, input, &binding, &retry.capabilities)?;
                 return Ok(CallToolResponse::InputRequired(input));
@@ -176,7 +230,7 @@ impl Gateway {
         &self,
         mut params: GetPromptRequestParams,
         retry: Retry,
-        cancel: CancellationToken,
+        ct: &CancellationToken,
     ) -> Result<GetPromptResponse, ErrorData> {
         let (server, own) = self.prompt_route(&params.name).await?;
         let arguments: Map<String, Value> = params
@@ -185,17 +239,46 @@ impl Gateway {
             .map(|a| a.into_iter().collect())
             .unwrap_or_default();
         let binding = RequestBinding::new("prompts/get", &params.name, &arguments);
-        params.request_state =
-            self.continue_from(&server, retry.request_state.as_deref(), &binding)?;
-        params.input_responses = retry.input_responses;
-        params.name = own;
-        let round = self
-            .hub()?
-            .get_prompt_round(&server, params, self.call_timeout(), Some(cancel))
-            .await
-            .map_err(super::features::forwarded_error)?;
-        match round {
-            Round::Complete(mut result) => {
+        let relayed = match self.continue_from(&server, retry.request_state.as_deref(), &binding)? {
+            Continued::Parked(parked) => self.resume(&parked, &retry, None, &binding, ct).await?,
+            Continued::Fresh(backend_state) => {
+                params.request_state = backend_state;
+                params.input_responses = retry.input_responses.clone();
+                params.name = own;
+                let hub = self.hub()?;
+                let target = server.clone();
+                let capabilities = retry.capabilities.clone();
+                let call = self.start_relayed(&server, capabilities, None, |cancel, _, timeout| {
+                    async move {
+                        let round = hub
+                            .get_prompt_round(&target, params, timeout, Some(cancel))
+                            .await?;
+                        // One outcome type for every relayed call: the prompt as JSON, read
+                        // back below.
+                        Ok(match round {
+                            Round::Complete(prompt) => {
+                                Round::Complete(serde_json::to_value(prompt).unwrap_or_default())
+                            }
+                            Round::InputRequired(input) => Round::InputRequired(input),
+                        })
+                    }
+                    .boxed()
+                });
+                self.next_event(call, &binding, ct).await?
+            }
+        };
+        let (outcome, missing) = match relayed {
+            Relayed::InputRequired(input) => return Ok(GetPromptResponse::InputRequired(input)),
+            Relayed::Ended { outcome, missing } => (outcome, missing),
+        };
+        match ended(outcome, missing)?.map_err(super::features::forwarded_error)? {
+            Round::Complete(json) => {
+                let mut result: GetPromptResult = serde_json::from_value(json).map_err(|e| {
+                    ErrorData::internal_error(
+                        format!("the server's prompt is not valid: {e}"),
+                        None,
+                    )
+                })?;
                 complete_type(&mut result.result_type);
                 Ok(GetPromptResponse::Complete(result))
             }

@@ -10,12 +10,14 @@
 //! One concern per file: this one the handler and its shared state, `features` the prompts,
 //! resources and completions, `http` the Streamable HTTP listener with its bearer token and
 //! DNS-rebinding checks, `stdio` the standard streams on the IO reactor, `input_required` the
-//! input-required rounds of 2026-07-28 clients, `state` the signed request state those rounds
+//! input-required rounds of 2026-07-28 clients, `parked` the calls held for them while a server
+//! of the handshake lifecycle waits for an answer, `state` the signed request state those rounds
 //! carry.
 
 mod features;
 mod http;
 mod input_required;
+mod parked;
 mod state;
 mod stdio;
 
@@ -138,6 +140,11 @@ struct Shared {
     routes: Mutex<features::Routes>,
     /// Signs the request state of the input-required results relayed to 2026-07-28 clients.
     state_key: StateKey,
+    /// Calls of 2026-07-28 clients whose server waits for the answer to its request, by call id.
+    parked: Mutex<HashMap<u64, parked::Parked>>,
+    /// This process among the replicas that share the state key: the states of parked calls
+    /// name it.
+    instance: String,
     /// Listed server tools by the name the client calls, forwarded without the host.
     direct: Mutex<Arc<HashMap<String, DirectRoute>>>,
 }
@@ -146,14 +153,26 @@ struct Shared {
 struct Forwarded {
     /// The server it went to.
     server: String,
-    /// The client it serves.
-    peer: Peer<RoleServer>,
-    /// The capabilities the request itself declared when it came in at 2026-07-28 (in its
-    /// `_meta`; there is no session), `None` for a client of the handshake lifecycle.
-    request_capabilities: Option<ClientCapabilities>,
+    /// How the client it serves is asked what the server asks.
+    client: AskedClient,
     /// A request of the server this call's client did not declare the capability for: the
     /// call then fails with MissingRequiredClientCapabilityError instead of a result.
     missing: Option<ClientRequest>,
+    /// Requests of the server still waiting for the client's answer: a call whose server waits
+    /// is not the one that asks next.
+    waiting: usize,
+}
+
+/// How a server's request reaches the client of the call it belongs to.
+enum AskedClient {
+    /// A client of the handshake lifecycle: as a request in its session.
+    Session(Peer<RoleServer>),
+    /// A 2026-07-28 request: as an `input_required` result, through the request waiting on the
+    /// call (`parked`), if the capabilities the request declared in its `_meta` cover it.
+    Stateless {
+        capabilities: ClientCapabilities,
+        relay: tokio::sync::mpsc::UnboundedSender<parked::CallEvent>,
+    },
 }
 
 /// Whether the request came in at 2026-07-28 or later: stateless, its capabilities in `_meta`.
@@ -222,9 +241,16 @@ impl Gateway {
                 listeners: Mutex::default(),
                 routes: Mutex::default(),
                 state_key,
+                parked: Mutex::default(),
+                instance: instance_id(),
                 direct: Mutex::default(),
             }),
         }
+    }
+
+    /// A fresh id for a call (or a `subscriptions/listen` stream).
+    fn next_id(&self) -> u64 {
+        self.shared.next_call.fetch_add(1, Ordering::Relaxed)
     }
 
     fn call_timeout(&self) -> Duration {
@@ -281,8 +307,10 @@ impl Gateway {
     }
 
     /// Passes a server's request (its params as JSON, with the hub's `serverId`) to the client
-    /// whose call to that server started last, or, outside any such call, to the client that
-    /// connected last; a client without the capability gets no request, the server an error.
+    /// of the call it belongs to (see [`asking_call`]), or, outside any call, to the client that
+    /// connected last; a client without the capability gets no request, the server an error. A
+    /// 2026-07-28 client is asked through an `input_required` result (`parked`): this waits
+    /// for its retry, within the call's time.
     pub async fn ask_client(
         &self,
         kind: ClientRequest,
@@ -292,36 +320,28 @@ impl Gateway {
             .as_object_mut()
             .and_then(|params| params.remove("serverId"));
         let server_id = server_id.as_ref().and_then(Value::as_str);
-        let call = {
-            let mut forwarded = lock(&self.shared.forwarded);
-            let id = forwarded
-                .iter()
-                .rev()
-                .find(|(_, call)| Some(call.server.as_str()) == server_id)
-                .or_else(|| forwarded.iter().next_back())
-                .map(|(id, _)| *id);
-            id.and_then(|id| forwarded.get_mut(&id)).map(|call| {
-                let Some(capabilities) = &call.request_capabilities else {
-                    return Ok(call.peer.clone());
+        let (peer, _waiting) = match self.asked_call(kind, server_id)? {
+            Some((AskedTarget::Session(peer), waiting)) => (peer, Some(waiting)),
+            Some((AskedTarget::Relay(relay), _waiting)) => {
+                let (answer, answered) = tokio::sync::oneshot::channel();
+                let asked = parked::CallEvent::Asked {
+                    kind,
+                    params: request,
+                    answer,
                 };
-                if !declares(capabilities, kind) {
-                    // The call fails as 2026-07-28 says: the client must declare it first.
-                    call.missing = Some(kind);
-                    return Err(format!("the client did not declare the {kind} capability"));
-                }
-                // A 2026-07-28 client takes no request from the server: it would be asked
-                // through an input-required result, which the gateway does not relay yet.
-                Err(format!(
-                    "the gateway cannot pass {kind} on to a client of protocol version 2026-07-28"
-                ))
-            })
-        };
-        let peer = match call {
-            Some(peer) => peer?,
-            None => self
-                .live_peers()
-                .pop()
-                .ok_or("no client is connected to the gateway")?,
+                relay.send(asked).map_err(|_| {
+                    format!("the call ended before its client could be asked for {kind}")
+                })?;
+                return answered.await.map_err(|_| {
+                    format!("the client did not answer the {kind} request before the call ended (it went away, or the call's time ran out)")
+                });
+            }
+            None => (
+                self.live_peers()
+                    .pop()
+                    .ok_or("no client is connected to the gateway")?,
+                None,
+            ),
         };
         if !peer
             .peer_info()
@@ -351,6 +371,54 @@ impl Gateway {
             ClientRequest::Roots => serde_json::to_value(peer.list_roots().await.map_err(failed)?),
         };
         answer.map_err(|e| e.to_string())
+    }
+
+    /// The call a server's request belongs to, and how its client is asked; marked as waiting
+    /// for the answer until the returned guard drops. `None`: no call to ask through.
+    fn asked_call(
+        &self,
+        kind: ClientRequest,
+        server_id: Option<&str>,
+    ) -> Result<Option<(AskedTarget, Waiting<'_>)>, String> {
+        let mut forwarded = lock(&self.shared.forwarded);
+        let calls = forwarded.iter().map(|(id, call)| CallSeen {
+            id: *id,
+            server: &call.server,
+            waiting: call.waiting > 0,
+            stateless: matches!(call.client, AskedClient::Stateless { .. }),
+        });
+        let id = match asking_call(calls, server_id) {
+            Ok(Some(id)) => id,
+            Ok(None) => return Ok(None),
+            Err(running) => {
+                // The host hears of it outside the lock.
+                drop(forwarded);
+                let server = server_id.unwrap_or("a server");
+                let message = format!(
+                    "{server} asked for {kind} while {running} of its calls were running, one of them for a client of 2026-07-28; MCP 2025-11-25 does not say which call a server's request belongs to, and the gateway asks a 2026-07-28 client only when it can tell, so the server's request was refused"
+                );
+                self.shared.host.warn(message.clone());
+                return Err(message);
+            }
+        };
+        let Some(call) = forwarded.get_mut(&id) else {
+            return Ok(None);
+        };
+        let target = match &call.client {
+            AskedClient::Session(peer) => AskedTarget::Session(peer.clone()),
+            AskedClient::Stateless { capabilities, .. } if !declares(capabilities, kind) => {
+                // The call fails as 2026-07-28 says: the client must declare it first.
+                call.missing = Some(kind);
+                return Err(format!("the client did not declare the {kind} capability"));
+            }
+            AskedClient::Stateless { relay, .. } => AskedTarget::Relay(relay.clone()),
+        };
+        call.waiting += 1;
+        let waiting = Waiting {
+            forwarded: &self.shared.forwarded,
+            id,
+        };
+        Ok(Some((target, waiting)))
     }
 
     fn live_peers(&self) -> Vec<Peer<RoleServer>> {
@@ -404,6 +472,87 @@ fn declares(capabilities: &ClientCapabilities, kind: ClientRequest) -> bool {
     }
 }
 
+/// Where a server's request goes.
+enum AskedTarget {
+    Session(Peer<RoleServer>),
+    Relay(tokio::sync::mpsc::UnboundedSender<parked::CallEvent>),
+}
+
+/// Marks a call as waiting for its client's answer while it lives.
+struct Waiting<'a> {
+    forwarded: &'a Mutex<BTreeMap<u64, Forwarded>>,
+    id: u64,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if let Some(call) = lock(self.forwarded).get_mut(&self.id) {
+            call.waiting -= 1;
+        }
+    }
+}
+
+/// A forwarded call as [`asking_call`] sees it.
+#[derive(Debug, Clone, Copy)]
+struct CallSeen<'a> {
+    id: u64,
+    server: &'a str,
+    /// Its server waits for an answer already.
+    waiting: bool,
+    /// Its client is a 2026-07-28 request.
+    stateless: bool,
+}
+
+/// Which call, of those in flight (in the order they started), a request of `server` belongs
+/// to. MCP 2025-11-25 does not say; a server waits for the answer to its request, so it is
+/// the server's one call that is not waiting already (or its one call). When several could be,
+/// the most recent one is taken for clients with a session, as before; but a 2026-07-28 client
+/// is never handed a question that may be another client's: `Err(candidates)`. A server with no
+/// call in flight asks through the latest call of a session client, if any (`Ok(None)`: none).
+fn asking_call<'a>(
+    calls: impl Iterator<Item = CallSeen<'a>>,
+    server: Option<&str>,
+) -> Result<Option<u64>, usize> {
+    let calls: Vec<CallSeen<'a>> = calls.collect();
+    let of_server: Vec<&CallSeen<'a>> = calls
+        .iter()
+        .filter(|call| Some(call.server) == server)
+        .collect();
+    if of_server.is_empty() {
+        return Ok(calls
+            .iter()
+            .rev()
+            .find(|call| !call.stateless)
+            .map(|call| call.id));
+    }
+    let idle: Vec<&CallSeen<'a>> = of_server
+        .iter()
+        .copied()
+        .filter(|call| !call.waiting)
+        .collect();
+    let candidates = if idle.is_empty() { of_server } else { idle };
+    match candidates.as_slice() {
+        [only] => Ok(Some(only.id)),
+        several if several.iter().any(|call| call.stateless) => Err(several.len()),
+        several => Ok(several.last().map(|call| call.id)),
+    }
+}
+
+/// A random id for this process (see `Shared::instance`); the process id and the time when no
+/// randomness can be had, which still differ between replicas.
+fn instance_id() -> String {
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|t| t.subsec_nanos())
+            .unwrap_or_default();
+        bytes[..4].copy_from_slice(&std::process::id().to_le_bytes());
+        bytes[4..].copy_from_slice(&nanos.to_le_bytes());
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The capability a MissingRequiredClientCapabilityError names, as a ClientCapabilities object.
 fn required_capability(kind: ClientRequest) -> ClientCapabilities {
     let key = match kind {
@@ -431,12 +580,13 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// A sink for a forwarded call's progress and the task that passes it on to the client, in
-/// order; the task ends once the sink is dropped and what it holds is sent.
+/// A sink for a forwarded call's progress and the task that passes it on to the client
+/// `target` names at the time (a relayed call's changes with its rounds), in order; the task
+/// ends once the sink is dropped and what it holds is sent.
 fn progress_forwarder(
-    progress: Option<(Peer<RoleServer>, ProgressToken)>,
+    target: Option<parked::ProgressTarget>,
 ) -> (Option<ProgressSink>, Option<tokio::task::JoinHandle<()>>) {
-    let Some((peer, token)) = progress else {
+    let Some(target) = target else {
         return (None, None);
     };
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
@@ -445,7 +595,10 @@ fn progress_forwarder(
     });
     let forwarder = tokio::spawn(async move {
         while let Some((progress, total, message)) = rx.recv().await {
-            let mut param = ProgressNotificationParam::new(token.clone(), progress);
+            let Some((peer, token)) = lock(&target).clone() else {
+                continue;
+            };
+            let mut param = ProgressNotificationParam::new(token, progress);
             param.total = total;
             param.message = message;
             let _ = peer.notify_progress(param).await;
@@ -471,7 +624,8 @@ impl Gateway {
                 None,
             ));
         };
-        let (sink, forwarder) = progress_forwarder(progress);
+        let target = progress.map(|target| Arc::new(Mutex::new(Some(target))));
+        let (sink, forwarder) = progress_forwarder(target);
         let result = hub
             .call_tool_result(
                 server_id,
@@ -561,7 +715,7 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let id = self.shared.next_call.fetch_add(1, Ordering::Relaxed);
+        let id = self.next_id();
         let progress_token = context.meta.get_progress_token();
         let wants_progress = progress_token.is_some();
         if let Some(token) = progress_token {
@@ -611,46 +765,33 @@ impl ServerHandler for Gateway {
             Ok(HostAnswer::Done(result)) => result,
             Ok(HostAnswer::Forward { server_id, tool }) => {
                 let progress = lock(&self.shared.progress).get(&id).cloned();
-                let call = Forwarded {
-                    server: server_id.clone(),
-                    peer: context.peer.clone(),
-                    request_capabilities: stateless(&context)
-                        .then(|| context.client_capabilities().unwrap_or_default()),
-                    missing: None,
-                };
-                lock(&self.shared.forwarded).insert(id, call);
-                let response = match retry {
-                    // A 2026-07-28 client: the server's input-required results reach it.
+                match retry {
+                    // A 2026-07-28 client: the server's input-required results, and the
+                    // requests it sends during the call, reach it as input-required results.
                     Some(retry) => {
-                        self.forward_round(
-                            &server_id,
-                            &request.name,
-                            &tool,
-                            arguments,
-                            retry,
-                            progress,
-                            context.ct.clone(),
-                        )
-                        .await?
+                        return self
+                            .forward_round(
+                                &server_id,
+                                &request.name,
+                                &tool,
+                                arguments,
+                                retry,
+                                progress,
+                                &context.ct,
+                            )
+                            .await;
                     }
-                    None => CallToolResponse::Complete(
+                    None => {
+                        let call = Forwarded {
+                            server: server_id.clone(),
+                            client: AskedClient::Session(context.peer.clone()),
+                            missing: None,
+                            waiting: 0,
+                        };
+                        lock(&self.shared.forwarded).insert(id, call);
                         self.forward(&server_id, &tool, arguments, progress, context.ct.clone())
-                            .await?,
-                    ),
-                };
-                // A server of an older revision that asked mid-call for what this client did
-                // not declare.
-                let missing = lock(&self.shared.forwarded)
-                    .get(&id)
-                    .and_then(|call| call.missing);
-                if let Some(kind) = missing {
-                    return Err(ErrorData::missing_required_client_capability(
-                        required_capability(kind),
-                    ));
-                }
-                match response {
-                    CallToolResponse::Complete(result) => result,
-                    other => return Ok(other),
+                            .await?
+                    }
                 }
             }
             Err(message) => return Err(ErrorData::invalid_params(message, None)),
@@ -680,9 +821,7 @@ impl ServerHandler for Gateway {
                 request_state: request.request_state.clone(),
                 capabilities: context.client_capabilities().unwrap_or_default(),
             };
-            return self
-                .get_prompt_round(request, retry, context.ct.clone())
-                .await;
+            return self.get_prompt_round(request, retry, &context.ct).await;
         }
         let mut result = self.get_prompt(request, context.ct.clone()).await?;
         complete_type(&mut result.result_type);
@@ -759,7 +898,7 @@ impl ServerHandler for Gateway {
     }
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
-        let serial = self.shared.next_call.fetch_add(1, Ordering::Relaxed);
+        let serial = self.next_id();
         lock(&self.shared.listeners).push((serial, subscription.sink().clone()));
         subscription.cancelled().await;
         lock(&self.shared.listeners).retain(|(open, _)| *open != serial);
@@ -797,6 +936,51 @@ mod tests {
             &ClientCapabilities::default(),
             ClientRequest::Sampling
         ));
+    }
+
+    fn seen(id: u64, server: &str, waiting: bool, stateless: bool) -> CallSeen<'_> {
+        CallSeen {
+            id,
+            server,
+            waiting,
+            stateless,
+        }
+    }
+
+    #[test]
+    fn a_servers_request_belongs_to_its_one_call_that_is_not_waiting_already() {
+        let calls = [
+            seen(1, "files", true, true),
+            seen(2, "mail", false, true),
+            seen(3, "files", false, true),
+        ];
+        assert_eq!(asking_call(calls.into_iter(), Some("files")), Ok(Some(3)));
+        // Every call of the server waits: its one call asks again.
+        let calls = [seen(1, "files", true, true), seen(2, "mail", false, false)];
+        assert_eq!(asking_call(calls.into_iter(), Some("files")), Ok(Some(1)));
+    }
+
+    #[test]
+    fn a_2026_client_is_never_handed_a_question_that_may_be_another_clients() {
+        let calls = [
+            seen(1, "files", false, true),
+            seen(2, "files", false, false),
+        ];
+        assert_eq!(asking_call(calls.into_iter(), Some("files")), Err(2));
+        // Sessions only: the most recent call, as before.
+        let calls = [
+            seen(1, "files", false, false),
+            seen(2, "files", false, false),
+        ];
+        assert_eq!(asking_call(calls.into_iter(), Some("files")), Ok(Some(2)));
+    }
+
+    #[test]
+    fn a_request_outside_any_call_of_its_server_goes_to_a_session_only() {
+        let calls = [seen(1, "files", false, false), seen(2, "mail", false, true)];
+        assert_eq!(asking_call(calls.into_iter(), Some("web")), Ok(Some(1)));
+        let stateless_only = [seen(2, "mail", false, true)];
+        assert_eq!(asking_call(stateless_only.into_iter(), None), Ok(None));
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //!
 //! The client echoes it back on its retry, and that retry may reach another replica of the
 //! gateway (nothing pins a 2026-07-28 client to one process), so the state carries all the
-//! gateway needs to continue: which server the request went to and that server's own state.
+//! gateway needs to continue: which server the request went to and that server's own state, or,
+//! for a call parked in this process while its server waits for an answer (`super::parked`),
+//! which process and which call.
 //! It is signed (HMAC-SHA256, rmcp's `RequestStateCodec`) and bound to the request it belongs
 //! to (method, tool or prompt name, arguments) and to an expiry, so a client can neither
 //! forge, alter nor replay it on another request. The key is the operator's, shared by the
@@ -29,6 +31,19 @@ pub struct Continuation {
     /// That server's own `requestState`, handed back to it on the retry.
     #[serde(rename = "b", default, skip_serializing_if = "Option::is_none")]
     pub backend_state: Option<String>,
+    /// The call parked while its server (of the handshake lifecycle) waits for the answer.
+    #[serde(rename = "p", default, skip_serializing_if = "Option::is_none")]
+    pub parked: Option<ParkedCallRef>,
+}
+
+/// Names a parked call: the gateway process that holds it and its id there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParkedCallRef {
+    /// The process's random instance id: a replica that shares the key is not that process.
+    #[serde(rename = "i")]
+    pub instance: String,
+    #[serde(rename = "c")]
+    pub call: u64,
 }
 
 /// Why a key could not be used.
@@ -75,13 +90,18 @@ impl StateKey {
         Ok(StateKey(RequestStateCodec::new_unchecked(secret.to_vec())))
     }
 
-    pub fn seal(&self, continuation: &Continuation, request: &RequestBinding) -> String {
+    /// Signs `continuation` for `request`; it expires after `ttl` ([`STATE_TTL`], or what is
+    /// left of a parked call's time).
+    pub fn seal(
+        &self,
+        continuation: &Continuation,
+        request: &RequestBinding,
+        ttl: Duration,
+    ) -> String {
         let payload = serde_json::to_vec(continuation).unwrap_or_default();
         self.0.seal_with(
             &payload,
-            &SealOptions::new()
-                .associated_data(&request.0)
-                .ttl(STATE_TTL),
+            &SealOptions::new().associated_data(&request.0).ttl(ttl),
         )
     }
 
@@ -158,6 +178,7 @@ mod tests {
         Continuation {
             server: "files".into(),
             backend_state: Some("step-2".into()),
+            parked: None,
         }
     }
 
@@ -167,6 +188,7 @@ mod tests {
         let sealed = key.seal(
             &continuation(),
             &RequestBinding::new("tools/call", "write", &args(json!({"a": 1, "b": [true]}))),
+            STATE_TTL,
         );
         let same = RequestBinding::new("tools/call", "write", &args(json!({"b": [true], "a": 1})));
         assert_eq!(key.open(&sealed, &same).expect("opens"), continuation());
@@ -176,7 +198,7 @@ mod tests {
     fn a_tampered_state_or_another_request_is_refused() {
         let key = key();
         let binding = RequestBinding::new("tools/call", "write", &args(json!({"a": 1})));
-        let sealed = key.seal(&continuation(), &binding);
+        let sealed = key.seal(&continuation(), &binding, STATE_TTL);
         for forged in [
             format!("{sealed}-TAMPERED"),
             sealed.replacen('.', "x.", 1),
@@ -208,13 +230,7 @@ mod tests {
     fn an_expired_state_is_refused_as_expired() {
         let key = key();
         let binding = RequestBinding::new("tools/call", "write", &Map::new());
-        let payload = serde_json::to_vec(&continuation()).expect("serializes");
-        let sealed = key.0.seal_with(
-            &payload,
-            &SealOptions::new()
-                .associated_data(&binding.0)
-                .ttl(Duration::from_millis(1)),
-        );
+        let sealed = key.seal(&continuation(), &binding, Duration::from_millis(1));
         std::thread::sleep(Duration::from_millis(20));
         assert!(matches!(
             key.open(&sealed, &binding),
@@ -230,7 +246,7 @@ mod tests {
         ));
         let padded = StateKey::from_secret(b"0123456789abcdef0123456789abcdef\n").expect("a key");
         let binding = RequestBinding::new("tools/call", "t", &Map::new());
-        let sealed = padded.seal(&continuation(), &binding);
+        let sealed = padded.seal(&continuation(), &binding, STATE_TTL);
         assert_eq!(
             key().open(&sealed, &binding).expect("opens"),
             continuation()
