@@ -508,8 +508,8 @@ describe('toolreg serve over Streamable HTTP', () => {
   it('--no-auth serves without a token, says so, and still binds loopback only', async () => {
     const { url, stderr } = await startHttp(['--config', config, '--no-auth'])
     expect(new URL(url).hostname).toBe('127.0.0.1')
-    // Said on the line after the address, which may come in a later chunk of stderr.
-    await expect.poll(stderr).toMatch(/warning: --no-auth/)
+    // startServeHttp resolves once the line after the address is out.
+    expect(stderr()).toMatch(/warning: --no-auth/)
     expect(await rawInitialize(url, {})).toBe(200)
     // The revisions clients use today are spoken as asked; a newer one gets the newest known.
     for (const [asked, spoken] of [['2025-06-18', '2025-06-18'], ['2025-11-25', '2025-11-25'], ['2099-01-01', '2025-11-25']]) {
