@@ -6,8 +6,10 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use rmcp::model::{ProgressNotificationParam, ProgressToken, ServerNotification};
 use serde_json::Value;
+
+use super::connection::ToolCache;
 
 /// Notifications from servers, for the host.
 pub trait HubEvents: Send + Sync {
@@ -36,6 +38,54 @@ pub struct HubEventsHandle(pub Arc<dyn HubEvents>);
 impl fmt::Debug for HubEventsHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("HubEvents")
+    }
+}
+
+/// What a server's list and resource notifications do, however they arrive: in the session of a
+/// server of the handshake lifecycle, or on the `subscriptions/listen` stream of a 2026-07-28
+/// server (`listen`). Either way the host hears the same.
+#[derive(Clone)]
+pub(crate) struct Notices {
+    pub server_id: String,
+    pub tools: Arc<ToolCache>,
+    pub events: Option<HubEventsHandle>,
+}
+
+impl Notices {
+    pub(crate) fn tools_changed(&self) {
+        self.tools.invalidate();
+        if let Some(events) = &self.events {
+            events.0.tools_changed(&self.server_id);
+        }
+    }
+
+    pub(crate) fn list_changed(&self, list: ServerList) {
+        if let Some(events) = &self.events {
+            events.0.list_changed(&self.server_id, list);
+        }
+    }
+
+    pub(crate) fn resource_updated(&self, uri: &str) {
+        if let Some(events) = &self.events {
+            events.0.resource_updated(&self.server_id, uri);
+        }
+    }
+
+    /// A notification of a `subscriptions/listen` stream; the stream carries no others.
+    pub(crate) fn deliver(&self, notification: ServerNotification) {
+        match notification {
+            ServerNotification::ToolListChangedNotification(_) => self.tools_changed(),
+            ServerNotification::PromptListChangedNotification(_) => {
+                self.list_changed(ServerList::Prompts)
+            }
+            ServerNotification::ResourceListChangedNotification(_) => {
+                self.list_changed(ServerList::Resources)
+            }
+            ServerNotification::ResourceUpdatedNotification(update) => {
+                self.resource_updated(&update.params.uri)
+            }
+            _ => {}
+        }
     }
 }
 

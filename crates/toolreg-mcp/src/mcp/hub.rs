@@ -28,7 +28,6 @@ use rmcp::model::{
     UnsubscribeRequestParams,
 };
 use rmcp::service::PeerRequestOptions;
-use rmcp::{Peer, RoleClient};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
@@ -503,8 +502,8 @@ impl McpHub {
     ) -> Result<Round<GetPromptResult>, McpError> {
         let op = format!("prompts/get {:?}", params.name);
         let response = self
-            .required(server_id, &op, timeout, cancel, Feature::Prompts, |peer| {
-                async move { peer.get_prompt_once(params).await }.boxed()
+            .required(server_id, &op, timeout, cancel, Feature::Prompts, |conn| {
+                async move { conn.peer.get_prompt_once(params).await }.boxed()
             })
             .await?;
         match response {
@@ -531,7 +530,7 @@ impl McpHub {
             "prompts/list",
             timeout,
             Feature::Prompts,
-            |peer| async move { peer.list_all_prompts().await }.boxed(),
+            |conn| async move { conn.peer.list_all_prompts().await }.boxed(),
         )
         .await
     }
@@ -547,7 +546,7 @@ impl McpHub {
             "resources/list",
             timeout,
             Feature::Resources,
-            |peer| async move { peer.list_all_resources().await }.boxed(),
+            |conn| async move { conn.peer.list_all_resources().await }.boxed(),
         )
         .await
     }
@@ -559,8 +558,8 @@ impl McpHub {
         timeout: Duration,
     ) -> Result<Vec<ResourceTemplate>, McpError> {
         let op = "resources/templates/list";
-        self.listing(server_id, op, timeout, Feature::Resources, |peer| {
-            async move { peer.list_all_resource_templates().await }.boxed()
+        self.listing(server_id, op, timeout, Feature::Resources, |conn| {
+            async move { conn.peer.list_all_resource_templates().await }.boxed()
         })
         .await
     }
@@ -574,8 +573,8 @@ impl McpHub {
         cancel: Option<CancellationToken>,
     ) -> Result<GetPromptResult, McpError> {
         let op = format!("prompts/get {:?}", params.name);
-        self.required(server_id, &op, timeout, cancel, Feature::Prompts, |peer| {
-            async move { peer.get_prompt(params).await }.boxed()
+        self.required(server_id, &op, timeout, cancel, Feature::Prompts, |conn| {
+            async move { conn.peer.get_prompt(params).await }.boxed()
         })
         .await
     }
@@ -595,13 +594,17 @@ impl McpHub {
             timeout,
             cancel,
             Feature::Resources,
-            |peer| async move { peer.read_resource(params).await }.boxed(),
+            |conn| async move { conn.peer.read_resource(params).await }.boxed(),
         )
         .await
     }
 
-    /// `resources/subscribe` (`subscribe`) or `resources/unsubscribe`; the server's
+    /// Subscribes to a resource (`subscribe`) or stops; the server's
     /// `notifications/resources/updated` reach [`HubEvents::resource_updated`](super::HubEvents).
+    /// Up to 2025-11-25 that is `resources/subscribe` or `resources/unsubscribe`; from
+    /// 2026-07-28 on, the URIs of the connection's `subscriptions/listen` stream, and a
+    /// subscription returns once the server acknowledged the stream that carries it (a URI the
+    /// server leaves out is an error).
     #[allow(deprecated)] // the 2025 subscription requests, which the servers in use speak
     pub async fn set_resource_subscription(
         &self,
@@ -622,12 +625,15 @@ impl McpHub {
             timeout,
             None,
             Feature::Subscriptions,
-            |peer| {
+            |conn| {
                 async move {
-                    if subscribe {
-                        peer.subscribe(SubscribeRequestParams::new(uri)).await
-                    } else {
-                        peer.unsubscribe(UnsubscribeRequestParams::new(uri)).await
+                    match (&conn.listener, subscribe) {
+                        (Some(listener), _) => listener.set_resource(&uri, subscribe).await,
+                        (None, true) => conn.peer.subscribe(SubscribeRequestParams::new(uri)).await,
+                        (None, false) => {
+                            let params = UnsubscribeRequestParams::new(uri);
+                            conn.peer.unsubscribe(params).await
+                        }
                     }
                 }
                 .boxed()
@@ -649,7 +655,7 @@ impl McpHub {
             timeout,
             None,
             Feature::Completions,
-            |peer| async move { peer.complete(params).await }.boxed(),
+            |conn| async move { conn.peer.complete(params).await }.boxed(),
         )
         .await
     }
@@ -661,7 +667,7 @@ impl McpHub {
         op: &str,
         timeout: Duration,
         feature: Feature,
-        request: impl FnOnce(Peer<RoleClient>) -> BoxFuture<'static, Result<Vec<T>, ServiceError>>,
+        request: impl FnOnce(Arc<Connection>) -> BoxFuture<'static, Result<Vec<T>, ServiceError>>,
     ) -> Result<Vec<T>, McpError> {
         let listed = self
             .feature_request(server_id, op, timeout, None, feature, request)
@@ -677,7 +683,7 @@ impl McpHub {
         timeout: Duration,
         cancel: Option<CancellationToken>,
         feature: Feature,
-        request: impl FnOnce(Peer<RoleClient>) -> BoxFuture<'static, Result<T, ServiceError>>,
+        request: impl FnOnce(Arc<Connection>) -> BoxFuture<'static, Result<T, ServiceError>>,
     ) -> Result<T, McpError> {
         self.feature_request(server_id, op, timeout, cancel, feature, request)
             .await?
@@ -698,7 +704,7 @@ impl McpHub {
         timeout: Duration,
         cancel: Option<CancellationToken>,
         feature: Feature,
-        request: impl FnOnce(Peer<RoleClient>) -> BoxFuture<'static, Result<T, ServiceError>>,
+        request: impl FnOnce(Arc<Connection>) -> BoxFuture<'static, Result<T, ServiceError>>,
     ) -> Result<Option<T>, McpError> {
         let slot = self.slot(server_id)?;
         let deadline = deadline_after(timeout);
@@ -713,7 +719,7 @@ impl McpHub {
         if !declared {
             return Ok(None);
         }
-        let answer = request(conn.peer.clone());
+        let answer = request(conn.clone());
         match bounded_request(&slot, &conn, op, (deadline, timeout), &cancel, answer).await? {
             Ok(result) => Ok(Some(result)),
             Err(e) => Err(service_error(&slot, &conn, op, &e).await),
