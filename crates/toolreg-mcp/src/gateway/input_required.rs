@@ -22,9 +22,11 @@ use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::features::forwarded_error;
 use super::state::{Continuation, RequestBinding};
 use super::{Gateway, complete_type};
 use crate::mcp::Round;
+use crate::mcp::hub::NOTIFICATION_GRACE;
 
 /// What a 2026-07-28 request brings to a round: its answers, the state it echoes, and the
 /// capabilities it declared.
@@ -32,6 +34,10 @@ pub(super) struct Retry {
     pub input_responses: Option<InputResponses>,
     pub request_state: Option<String>,
     pub capabilities: ClientCapabilities,
+    /// The call's stream and the lowest log level its `_meta` asked for
+    /// (`io.modelcontextprotocol/logLevel`): the server's log messages during the call go there.
+    #[allow(deprecated)] // the logging level, which 2026-07-28 names per request
+    pub log: Option<(Peer<RoleServer>, rmcp::model::LoggingLevel)>,
 }
 
 /// The capability a client declares to be sent this input request.
@@ -150,11 +156,27 @@ impl Gateway {
         params.input_responses = retry.input_responses;
         params.request_state = backend_state;
         let (sink, forwarder) = super::progress_forwarder(progress);
+        let log = match retry.log {
+            Some((peer, lowest)) => {
+                let (log_sink, log_forwarder) = super::log_forwarder(peer, lowest);
+                Some((
+                    hub.tap_logs(server_id, log_sink).map_err(forwarded_error)?,
+                    log_forwarder,
+                ))
+            }
+            None => None,
+        };
         let round = hub
             .call_tool_round(server_id, params, self.call_timeout(), Some(cancel), sink)
             .await;
         if let Some(forwarder) = forwarder {
             let _ = forwarder.await;
+        }
+        if let Some((tap, log_forwarder)) = log {
+            // Messages sent just before the answer may still be on their way to the tap.
+            tokio::time::sleep(NOTIFICATION_GRACE).await;
+            drop(tap);
+            let _ = log_forwarder.await;
         }
         let mut result = match round {
             Ok(Round::InputRequired(input)) => {
@@ -193,7 +215,7 @@ impl Gateway {
             .hub()?
             .get_prompt_round(&server, params, self.call_timeout(), Some(cancel))
             .await
-            .map_err(super::features::forwarded_error)?;
+            .map_err(forwarded_error)?;
         match round {
             Round::Complete(mut result) => {
                 complete_type(&mut result.result_type);

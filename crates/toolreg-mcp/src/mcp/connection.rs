@@ -38,7 +38,7 @@ use tokio_util::sync::CancellationToken;
 use super::ask::{AskHostHandle, apply_defaults};
 use super::auth::ServerAuth;
 use super::config::header_map;
-use super::events::{HubEventsHandle, Notices, ProgressRoutes, ServerList};
+use super::events::{HubEventsHandle, LogTaps, Notices, ProgressRoutes, ServerList};
 use super::http::{HubHttp, StandaloneStream};
 use super::listen::Listener;
 use super::process::{self, ChildProcess, StderrTail, StdoutNoise, describe_exit};
@@ -59,6 +59,7 @@ pub(crate) struct ConnectParams {
     pub events: Option<HubEventsHandle>,
     pub stderr: Arc<StderrTail>,
     pub stdout_noise: Arc<StdoutNoise>,
+    pub log_taps: Arc<LogTaps>,
     pub http: Result<reqwest::Client, String>,
     /// OAuth of a remote server that has no configured `Authorization` header.
     pub auth: Option<Arc<ServerAuth>>,
@@ -238,6 +239,7 @@ pub(crate) struct HubClient {
     notices: Notices,
     asker: Arc<Asker>,
     events: Option<HubEventsHandle>,
+    log_taps: Arc<LogTaps>,
     progress: Arc<ProgressRoutes>,
 }
 
@@ -290,9 +292,11 @@ impl ClientHandler for HubClient {
         notification: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Some(events) = &self.events
-            && let Ok(message) = serde_json::to_value(&notification)
-        {
+        let Ok(message) = serde_json::to_value(&notification) else {
+            return;
+        };
+        self.log_taps.deliver(&message);
+        if let Some(events) = &self.events {
             events.0.log(&self.notices.server_id, message);
         }
     }
@@ -614,6 +618,7 @@ pub(crate) async fn connect(
         notices: notices.clone(),
         asker: asker.clone(),
         events: p.events.clone(),
+        log_taps: p.log_taps.clone(),
         progress: progress.clone(),
     };
     let ct = CancellationToken::new();

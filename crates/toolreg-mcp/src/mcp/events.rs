@@ -89,6 +89,52 @@ impl Notices {
     }
 }
 
+/// Where a server's log messages go besides the host (`notifications/message` params): a caller
+/// that passes them on in order with its answer, which the host's path cannot promise (the
+/// gateway's calls for 2026-07-28 clients, which name the level they want per request).
+pub type LogSink = Arc<dyn Fn(&Value) + Send + Sync>;
+
+/// The log sinks of one server, kept across its reconnects.
+#[derive(Default)]
+pub(crate) struct LogTaps(Mutex<(u64, HashMap<u64, LogSink>)>);
+
+impl LogTaps {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (u64, HashMap<u64, LogSink>)> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn add(self: &Arc<Self>, sink: LogSink) -> LogTap {
+        let mut taps = self.lock();
+        taps.0 += 1;
+        let id = taps.0;
+        taps.1.insert(id, sink);
+        LogTap {
+            taps: self.clone(),
+            id,
+        }
+    }
+
+    pub(crate) fn deliver(&self, message: &Value) {
+        let sinks: Vec<LogSink> = self.lock().1.values().cloned().collect();
+        for sink in sinks {
+            sink(message);
+        }
+    }
+}
+
+/// A server's log messages reach a sink until this is dropped
+/// ([`McpHub::tap_logs`](super::McpHub::tap_logs)).
+pub struct LogTap {
+    taps: Arc<LogTaps>,
+    id: u64,
+}
+
+impl Drop for LogTap {
+    fn drop(&mut self) {
+        self.taps.lock().1.remove(&self.id);
+    }
+}
+
 /// Where one call's progress goes: `(progress, total, message)`.
 pub type ProgressSink = Arc<dyn Fn(f64, Option<f64>, Option<String>) + Send + Sync>;
 

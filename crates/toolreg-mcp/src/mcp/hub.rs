@@ -35,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::auth::{AuthOptions, ServerAuth};
 use super::connection::{self, ConnectFailure, ConnectParams, Connection, Listed, ToolList};
-use super::events::{HubEventsHandle, ProgressSink};
+use super::events::{HubEventsHandle, LogSink, LogTap, LogTaps, ProgressSink};
 use super::process::{StderrTail, StdoutNoise};
 use super::wire_id::{build_mcp_tool_wire_id, server_segment, wire_id_server_segment};
 use super::{AskHostHandle, Failure, McpError, ServerConfig};
@@ -175,6 +175,8 @@ struct Slot {
     auth: Option<Arc<ServerAuth>>,
     stderr: Arc<StderrTail>,
     stdout_noise: Arc<StdoutNoise>,
+    /// Where its log messages go besides the host, across reconnects.
+    log_taps: Arc<LogTaps>,
     state: Mutex<SlotState>,
 }
 
@@ -274,6 +276,7 @@ impl McpHub {
             config: cfg,
             stderr: Arc::default(),
             stdout_noise: Arc::default(),
+            log_taps: Arc::default(),
             state: Mutex::new(SlotState {
                 conn: ConnState::Idle,
                 last_error: None,
@@ -726,6 +729,13 @@ impl McpHub {
         }
     }
 
+    /// Hands server `server_id`'s log messages (`notifications/message` params) to `sink` as
+    /// well as to the host, until the tap is dropped: for a caller that passes them on with its
+    /// own answer (see [`NOTIFICATION_GRACE`]).
+    pub fn tap_logs(&self, server_id: &str, sink: LogSink) -> Result<LogTap, McpError> {
+        Ok(self.slot(server_id)?.log_taps.add(sink))
+    }
+
     /// One entry per configured server, in configuration order. Never blocks on I/O.
     pub fn status(&self) -> Vec<ServerStatus> {
         self.slots()
@@ -895,6 +905,7 @@ impl McpHub {
             events: self.inner.opts.events.clone(),
             stderr: slot.stderr.clone(),
             stdout_noise: slot.stdout_noise.clone(),
+            log_taps: slot.log_taps.clone(),
             http: match slot.config {
                 ServerConfig::Stdio { .. } => Err("stdio servers do not use HTTP".into()),
                 _ => self.http_client(),
@@ -1191,7 +1202,9 @@ async fn service_error(slot: &Slot, conn: &Connection, op: &str, e: &ServiceErro
 /// token of its own, known only once the request is sent, so the call is sent by hand; like
 /// `Peer::call_tool`, abandoning it (timeout, cancel) tells the server.
 /// How long a call's progress route stays open after its answer (see `call_with_progress`).
-const PROGRESS_GRACE: Duration = Duration::from_millis(20);
+/// Also how long a caller that taps a server's log messages should keep the tap after its
+/// answer, for the same reason.
+pub const NOTIFICATION_GRACE: Duration = Duration::from_millis(20);
 
 /// A `tools/call`, answering the `input_required` results of a 2026-07-28 server through the
 /// host (elicitation, sampling) and retrying with the answers and the request state, up to
@@ -1245,7 +1258,7 @@ async fn call_with_progress(
     // (seen: the conformance suite's progress scenario lost its last notification on a busy
     // machine). Those tasks were spawned before the answer was read: a short grace before the
     // route closes lets them deliver.
-    tokio::time::sleep(PROGRESS_GRACE).await;
+    tokio::time::sleep(NOTIFICATION_GRACE).await;
     match response? {
         ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
         ServerResult::InputRequiredResult(input) => Ok(CallToolResponse::InputRequired(input)),

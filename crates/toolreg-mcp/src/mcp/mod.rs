@@ -42,7 +42,7 @@ pub use auth::{
 };
 pub use config::ServerConfig;
 pub use error::{Failure, McpError};
-pub use events::{HubEvents, HubEventsHandle, ProgressSink, ServerList};
+pub use events::{HubEvents, HubEventsHandle, LogSink, LogTap, ProgressSink, ServerList};
 pub use hub::{ConnectionState, HubOptions, McpHub, Round, ServerStatus};
 /// The tool descriptor returned by [`McpHub::list_tools`]; serialises to the MCP wire shape
 /// (`name`, `title`, `description`, `inputSchema`, `outputSchema`, `annotations`, ...).
