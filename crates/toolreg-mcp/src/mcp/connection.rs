@@ -112,6 +112,10 @@ impl ConnectParams {
     }
 }
 
+/// How long a connect waits for a 2026-07-28 server to acknowledge the hub's
+/// `subscriptions/listen` stream: a server that never does still serves calls.
+const FIRST_LISTEN_PATIENCE: Duration = Duration::from_secs(5);
+
 /// Why a connect attempt did not produce a connection. `Clone`: one attempt is shared.
 #[derive(Debug, Clone)]
 pub(crate) enum ConnectFailure {
@@ -756,6 +760,9 @@ pub(crate) async fn connect(
         .as_ref()
         .is_some_and(|v| !v.has_initialize())
         .then(|| Listener::start(running.peer().clone(), notices, ct.clone()));
+    if let Some(listener) = &listener {
+        listener.opened(FIRST_LISTEN_PATIENCE).await;
+    }
     let conn = Arc::new(Connection {
         peer: running.peer().clone(),
         tools,

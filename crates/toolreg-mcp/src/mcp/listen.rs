@@ -35,7 +35,8 @@ const HEALTHY_STREAM: Duration = Duration::from_secs(30);
 /// server acknowledged.
 pub(crate) struct Listener {
     wanted: watch::Sender<Wanted>,
-    acknowledged: watch::Receiver<Acknowledged>,
+    /// `None` until the first stream was acknowledged or failed.
+    acknowledged: watch::Receiver<Option<Acknowledged>>,
 }
 
 /// The resources the host subscribed to; `generation` counts the changes, so that a caller can
@@ -63,10 +64,7 @@ impl Listener {
             .unwrap_or_default();
         let base = announced_changes(&capabilities, &notices);
         let (wanted, wanted_rx) = watch::channel(Wanted::default());
-        let (acknowledged_tx, acknowledged) = watch::channel(Acknowledged {
-            generation: 0,
-            filter: Ok(SubscriptionFilter::default()),
-        });
+        let (acknowledged_tx, acknowledged) = watch::channel(None);
         let stream = Stream {
             peer,
             notices,
@@ -80,6 +78,14 @@ impl Listener {
             wanted,
             acknowledged,
         }
+    }
+
+    /// Waits until the first stream was acknowledged (or could not be opened), at most
+    /// `patience`: a change the server makes before its stream is open reaches no one, so the
+    /// connection is handed out once the stream is, as a session's is once its GET stream is.
+    pub(crate) async fn opened(&self, patience: Duration) {
+        let mut acknowledged = self.acknowledged.clone();
+        let _ = tokio::time::timeout(patience, acknowledged.wait_for(Option::is_some)).await;
     }
 
     /// Adds `uri` to the stream's resource subscriptions, or removes it, and waits until the
@@ -104,11 +110,12 @@ impl Listener {
         let acknowledged = self
             .acknowledged
             .clone()
-            .wait_for(|ack| ack.generation >= generation)
+            .wait_for(|ack| ack.as_ref().is_some_and(|a| a.generation >= generation))
             .await
             .map_err(|_| ServiceError::TransportClosed)?
-            .filter
-            .clone()
+            .as_ref()
+            .map(|ack| ack.filter.clone())
+            .ok_or(ServiceError::TransportClosed)?
             .map_err(ServiceError::McpError)?;
         let carried = acknowledged
             .resource_subscriptions
@@ -161,7 +168,7 @@ struct Stream {
     /// The list changes every stream asks for.
     base: SubscriptionFilter,
     wanted: watch::Receiver<Wanted>,
-    acknowledged: watch::Sender<Acknowledged>,
+    acknowledged: watch::Sender<Option<Acknowledged>>,
     ct: CancellationToken,
 }
 
@@ -213,12 +220,21 @@ impl Stream {
                         return;
                     }
                     self.acknowledge(wanted.generation, Err(refusal(&e)));
-                    missed = true;
-                    failures = failures.saturating_add(1);
-                    match self.pause(failures).await {
-                        Stop::Closed => return,
-                        _ => continue,
+                    // A server without the method will not grow it: asked again only for a new
+                    // filter.
+                    let unsupported = matches!(&e, ServiceError::McpError(data)
+                        if data.code == ErrorCode::METHOD_NOT_FOUND);
+                    let stop = if unsupported {
+                        self.until_changed().await
+                    } else {
+                        missed = true;
+                        failures = failures.saturating_add(1);
+                        self.pause(failures).await
+                    };
+                    if let Stop::Closed = stop {
+                        return;
                     }
+                    continue;
                 }
             };
             let accepted = subscription.acknowledged().clone();
@@ -260,7 +276,7 @@ impl Stream {
 
     fn acknowledge(&self, generation: u64, filter: Result<SubscriptionFilter, ErrorData>) {
         self.acknowledged
-            .send_replace(Acknowledged { generation, filter });
+            .send_replace(Some(Acknowledged { generation, filter }));
     }
 
     /// Hands the stream's notifications to the host until it ends or must change.
