@@ -5,9 +5,10 @@
 //! the resources the host subscribed to), and hands what arrives to the same [`Notices`] as a
 //! session's notifications.
 //!
-//! The stream runs in a task of its own: nothing waits for it but a resource subscription
-//! (which needs the server's acknowledgment), so a stream that cannot be opened or drops fails
-//! no call. A dropped stream is opened again after a pause that doubles up to
+//! The stream runs in a task of its own. Only two things wait for it: the connect, for the first
+//! acknowledgment (at most a few seconds; a change made before the stream is open would reach
+//! no one), and a resource subscription, for the acknowledgment of the stream that carries it.
+//! A stream that cannot be opened or drops fails no call. A dropped stream is opened again after a pause that doubles up to
 //! [`MAX_RETRY_PAUSE`]; since changes may have been missed meanwhile, the host then hears of
 //! every kind the stream carries, as if each had changed. The task ends with the connection.
 
