@@ -628,6 +628,12 @@ describe('toolreg serve gives 2026-07-28 clients list changes, resource updates 
       await new Promise((resolve) => setTimeout(resolve, 300))
       expect(listing.messages.map((m) => m.method)).toEqual(['notifications/subscriptions/acknowledged'])
       await Promise.all([watching.close(), listing.close()])
+      // The last stream that named the resource is gone, so the gateway dropped it at the server:
+      // a new stream subscribes it there again, which the test server answers with an update.
+      const again = await listen(url, { resourceSubscriptions: ['test://watched-resource'] })
+      closing.push(again.close)
+      await again.waitFor('resource update after resubscribing', (m) => m.method === 'notifications/resources/updated')
+      await again.close()
 
       // Log messages ride the call's own stream, from the level its _meta asks for; none unasked.
       const logged = (meta) => stateless(url, 'tools/call', { name: 'test_tool_with_logging', arguments: {} }, {}, meta)
