@@ -223,19 +223,21 @@ describe('McpHub fault cases with our rmcp test server', () => {
     }
   })
 
-  it("hears a subscribed resource's updates through onResourceUpdated, and stops at unsubscribe", async () => {
-    const updates = []
-    // resources/subscribe belongs to the session era (2026-07-28 has subscriptions/listen).
-    const hub = new McpHub({ servers: [{ ...testServer('watched', ['--conformance']), protocolVersion: '2025-11-25' }], onResourceUpdated: (u) => updates.push(u) })
-    try {
-      await hub.subscribeResource('watched', 'test://watched-resource')
-      for (let i = 0; i < 100 && updates.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
-      expect(updates).toEqual([{ serverId: 'watched', uri: 'test://watched-resource' }])
-      await hub.unsubscribeResource('watched', 'test://watched-resource')
-    } finally {
-      await hub.close()
-    }
-  })
+  // resources/subscribe in a session up to 2025-11-25, the hub's subscriptions/listen stream at 2026-07-28.
+  for (const protocolVersion of ['2025-11-25', '2026-07-28']) {
+    it(`hears a subscribed resource's updates through onResourceUpdated, and stops at unsubscribe (${protocolVersion})`, async () => {
+      const updates = []
+      const hub = new McpHub({ servers: [{ ...testServer('watched', ['--conformance']), protocolVersion }], onResourceUpdated: (u) => updates.push(u) })
+      try {
+        await hub.subscribeResource('watched', 'test://watched-resource')
+        for (let i = 0; i < 100 && updates.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
+        expect(updates).toEqual([{ serverId: 'watched', uri: 'test://watched-resource' }])
+        await hub.unsubscribeResource('watched', 'test://watched-resource')
+      } finally {
+        await hub.close()
+      }
+    })
+  }
 
   it('survives a crash mid-call and reconnects on the next call', async () => {
     const hub = new McpHub({ servers: [testServer('c')] })
@@ -331,6 +333,20 @@ describe('McpHub in the host process', () => {
       await hub.listTools('open')
       console.log('listed')`)
     expect(out.trim()).toBe('listed')
+  })
+
+  it("hears a 2026-07-28 server's tool list change on the hub's listen stream, and lets Node exit with that stream open", () => {
+    const server = { ...testServer('modern', ['--list-ttl-ms', '600000']), protocolVersion: '2026-07-28' }
+    const out = run(`const heard = []
+      const hub = new McpHub({ servers: [${JSON.stringify(server)}], onToolsChanged: (id) => heard.push(id) })
+      await hub.listTools('modern')
+      // rmcp acknowledges a stream before the server's handler holds it: wait until it does.
+      for (let i = 0; i < 200 && (await hub.callTool('modern', 'listens', {})).content[0].text !== '1'; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+      await hub.callTool('modern', 'toggle', {})
+      for (let i = 0; i < 200 && heard.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+      const tools = await hub.listTools('modern')
+      console.log(heard.join(','), tools.some((t) => t.name === 'toggled'))`)
+    expect(out.trim()).toBe('modern true')
   })
 
   it('kills the child of a hub that is garbage-collected without close(), without crashing', () => {

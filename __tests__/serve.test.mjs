@@ -524,18 +524,53 @@ describe('toolreg serve over Streamable HTTP', () => {
  * identity in `_meta`, the revision and method in headers. Resolves to the HTTP status and the
  * JSON-RPC answer (the last message of an event stream); `signal` abandons the request.
  */
-async function stateless(url, method, params = {}, capabilities = {}, { signal } = {}) {
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method }
-  // What the request names (a tool, prompt or resource) goes in a header too, for routers.
-  const name = params.name ?? params.uri
-  if (name) headers['mcp-name'] = name
-  const _meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': capabilities, 'io.modelcontextprotocol/clientInfo': { name: 'raw-2026', version: '1' } }
-  const response = await fetch(url, { method: 'POST', headers, signal, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: { ...params, _meta } }) })
+async function stateless(url, method, params = {}, capabilities = {}, { meta = {}, signal } = {}) {
+  const response = await postStateless(url, method, params, capabilities, meta, signal)
   const text = await response.text()
   const messages = response.headers.get('content-type')?.includes('text/event-stream')
     ? text.split('\n').filter((line) => line.startsWith('data:') && line.length > 5).map((line) => JSON.parse(line.slice(5)))
     : [JSON.parse(text)]
-  return { status: response.status, answer: messages.filter((m) => m.id === 7).at(-1) }
+  return { status: response.status, answer: messages.filter((m) => m.id === 7).at(-1), notifications: messages.filter((m) => m.id === undefined) }
+}
+
+/** The POST of a 2026-07-28 request (id 7), its response not read yet. */
+function postStateless(url, method, params, capabilities, meta, signal) {
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method }
+  // What the request names (a tool, prompt or resource) goes in a header too, for routers.
+  const name = params.name ?? params.uri
+  if (name) headers['mcp-name'] = name
+  const _meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': capabilities, 'io.modelcontextprotocol/clientInfo': { name: 'raw-2026', version: '1' }, ...meta }
+  return fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: { ...params, _meta } }), signal })
+}
+
+/**
+ * A `subscriptions/listen` stream of a 2026-07-28 client with this filter: the messages that
+ * arrived so far, a way to wait for one, and `close()` (which cancels the request).
+ */
+async function listen(url, notifications) {
+  const abort = new AbortController()
+  const response = await postStateless(url, 'subscriptions/listen', { notifications }, {}, {}, abort.signal)
+  expect(response.headers.get('content-type')).toContain('text/event-stream')
+  const messages = []
+  const decoder = new TextDecoder()
+  let pending = ''
+  const reading = (async () => {
+    for await (const chunk of response.body) {
+      pending += decoder.decode(chunk, { stream: true })
+      const lines = pending.split('\n')
+      pending = lines.pop()
+      for (const line of lines) if (line.startsWith('data:') && line.length > 5) messages.push(JSON.parse(line.slice(5)))
+    }
+  })().catch(() => {})
+  const waitFor = async (what, pick) => {
+    const deadline = Date.now() + 10_000
+    while (!messages.some(pick)) {
+      if (Date.now() > deadline) throw new Error(`no ${what} on the listen stream; it carried ${JSON.stringify(messages)}`)
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    return messages.find(pick)
+  }
+  return { messages, waitFor, close: () => { abort.abort(); return reading } }
 }
 
 describe('toolreg serve answers MCP 2025-11-25 and 2026-07-28 on one endpoint, by what each request asks', () => {
@@ -570,6 +605,49 @@ describe('toolreg serve answers MCP 2025-11-25 and 2026-07-28 on one endpoint, b
     expect(result.content[0].text).toBe('This is a simple text response for testing.')
     expect(result).not.toHaveProperty('resultType')
   }, 60_000)
+})
+
+describe('toolreg serve gives 2026-07-28 clients list changes, resource updates and log messages on their own streams', () => {
+  for (const backend of ['2025-11-25', '2026-07-28']) {
+    it(`a listen stream subscribes the resources of its filter it knows, and only it hears their updates; a call's _meta logLevel picks its log messages (a server at ${backend})`, async () => {
+      const { url } = await startHttp(['--config', configOf({ ...testServer('conformance', ['--conformance']), protocolVersion: backend }), '--no-auth'])
+      // A client lists resources before it subscribes to one: the gateway routes a URI by that list.
+      const listed = await stateless(url, 'resources/list')
+      expect(listed.answer.result.resources.map((r) => r.uri)).toContain('test://watched-resource')
+
+      const watching = await listen(url, { toolsListChanged: true, resourceSubscriptions: ['test://watched-resource', 'test://nowhere'] })
+      const listing = await listen(url, { toolsListChanged: true })
+      closing.push(watching.close, listing.close)
+      const acknowledged = await watching.waitFor('acknowledgment', (m) => m.method === 'notifications/subscriptions/acknowledged')
+      // A URI no server behind the gateway is known to have is left out, as the revision has it.
+      expect(acknowledged.params.notifications).toEqual({ toolsListChanged: true, resourceSubscriptions: ['test://watched-resource'] })
+      expect(acknowledged.params._meta['io.modelcontextprotocol/subscriptionId']).toBe(7)
+      // The test server announces a subscribed resource updated once, shortly after.
+      const updated = await watching.waitFor('resource update', (m) => m.method === 'notifications/resources/updated')
+      expect(updated.params).toMatchObject({ uri: 'test://watched-resource', _meta: { 'io.modelcontextprotocol/subscriptionId': 7 } })
+      await listing.waitFor('acknowledgment', (m) => m.method === 'notifications/subscriptions/acknowledged')
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(listing.messages.map((m) => m.method)).toEqual(['notifications/subscriptions/acknowledged'])
+      await Promise.all([watching.close(), listing.close()])
+      // The last stream that named the resource is gone, so the gateway dropped it at the server:
+      // a new stream subscribes it there again, which the test server answers with an update.
+      const again = await listen(url, { resourceSubscriptions: ['test://watched-resource'] })
+      closing.push(again.close)
+      await again.waitFor('resource update after resubscribing', (m) => m.method === 'notifications/resources/updated')
+      await again.close()
+
+      // Log messages ride the call's own stream, from the level its _meta asks for; none unasked.
+      const logged = (meta) => stateless(url, 'tools/call', { name: 'test_tool_with_logging', arguments: {} }, {}, { meta })
+      const info = await logged({ 'io.modelcontextprotocol/logLevel': 'info' })
+      expect(info.answer.result.content[0].text).toBe('Tool with logging executed successfully')
+      expect(info.notifications.filter((m) => m.method === 'notifications/message').map((m) => m.params.data)).toEqual(['Tool execution started', 'Tool processing data', 'Tool execution completed'])
+      for (const meta of [{ 'io.modelcontextprotocol/logLevel': 'error' }, {}]) {
+        const quiet = await logged(meta)
+        expect(quiet.answer.result.content[0].text).toBe('Tool with logging executed successfully')
+        expect(quiet.notifications.filter((m) => m.method === 'notifications/message')).toEqual([])
+      }
+    }, 60_000)
+  }
 })
 
 describe('toolreg serve relays input-required results to 2026-07-28 clients', () => {

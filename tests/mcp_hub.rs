@@ -1386,3 +1386,139 @@ async fn reference_servers_from_node_modules() {
     }
     let _ = std::fs::remove_file(mem_file);
 }
+
+/// What the hub tells the host, one line per event.
+#[derive(Default)]
+struct Heard(Mutex<Vec<String>>);
+
+impl Heard {
+    fn count(&self, line: &str) -> usize {
+        self.0.lock().unwrap().iter().filter(|l| *l == line).count()
+    }
+}
+
+impl HubEvents for Heard {
+    fn tools_changed(&self, server_id: &str) {
+        self.0.lock().unwrap().push(format!("tools {server_id}"));
+    }
+    fn log(&self, _server_id: &str, _message: Value) {}
+    fn list_changed(&self, server_id: &str, list: ServerList) {
+        self.0.lock().unwrap().push(format!("{list:?} {server_id}"));
+    }
+    fn resource_updated(&self, server_id: &str, uri: &str) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("updated {server_id} {uri}"));
+    }
+}
+
+fn hub_hearing(servers: Vec<ServerConfig>, heard: &Arc<Heard>) -> McpHub {
+    McpHub::with_options(
+        servers,
+        HubOptions {
+            connect_timeout: Duration::from_secs(10),
+            shutdown_grace: Duration::from_millis(500),
+            events: Some(HubEventsHandle(heard.clone())),
+            ..HubOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+/// A 2026-07-28 server has no session to announce list changes in: the hub keeps a
+/// `subscriptions/listen` stream open, over stdio and Streamable HTTP, and its list changes do
+/// what a session's do (the cached list dropped, the host told). A stream the server ends is
+/// opened again, and the host hears that the list may have changed in the gap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_server_announces_list_changes_on_its_listen_stream() {
+    let flags = ["--protocol", "2026-07-28", "--list-ttl-ms", "600000"];
+    let (mut http_child, port) = http_server(&flags).await;
+    let heard = Arc::new(Heard::default());
+    let hub = hub_hearing(
+        vec![stdio("stdio", &flags), http_config("http", port, None)],
+        &heard,
+    );
+    for id in ["stdio", "http"] {
+        let before = hub.list_tools(id, T).await.unwrap();
+        assert!(!before.iter().any(|t| t.name == "toggled"));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while text(&call(&hub, id, "listens", json!({})).await.unwrap()) != "1" {
+            assert!(
+                Instant::now() < deadline,
+                "{id}: no listen stream was opened"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(
+            text(&call(&hub, id, "toggle", json!({})).await.unwrap()),
+            "on"
+        );
+        let told = format!("tools {id}");
+        eventually("the host is told", Duration::from_secs(5), || {
+            heard.count(&told) == 1
+        })
+        .await;
+        let after = hub.list_tools(id, T).await.unwrap();
+        assert!(
+            after.iter().any(|t| t.name == "toggled"),
+            "{id}: the cache was dropped"
+        );
+
+        // The server ends the stream: the hub opens another, and says the list may have changed.
+        assert_eq!(
+            text(&call(&hub, id, "end_listens", json!({})).await.unwrap()),
+            "ended 1"
+        );
+        eventually("the stream is opened again", Duration::from_secs(5), || {
+            heard.count(&told) == 2
+        })
+        .await;
+        assert_eq!(
+            text(&call(&hub, id, "toggle", json!({})).await.unwrap()),
+            "off"
+        );
+        eventually(
+            "changes reach the host again",
+            Duration::from_secs(5),
+            || heard.count(&told) == 3,
+        )
+        .await;
+        let last = hub.list_tools(id, T).await.unwrap();
+        assert!(!last.iter().any(|t| t.name == "toggled"), "{id}");
+    }
+    hub.close().await;
+    let _ = http_child.kill().await;
+}
+
+/// Resource subscriptions at 2026-07-28 are the URIs of the listen stream's filter: a
+/// subscription returns once the server acknowledged it, its updates reach the host, and a URI
+/// the server leaves out of its acknowledgment is an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_resource_subscription_rides_the_listen_stream() {
+    let heard = Arc::new(Heard::default());
+    let hub = hub_hearing(
+        vec![stdio("r", &["--conformance", "--protocol", "2026-07-28"])],
+        &heard,
+    );
+    hub.set_resource_subscription("r", "test://watched-resource".into(), true, T)
+        .await
+        .unwrap();
+    eventually(
+        "the update reaches the host",
+        Duration::from_secs(5),
+        || heard.count("updated r test://watched-resource") == 1,
+    )
+    .await;
+    let e = hub
+        .set_resource_subscription("r", "test://nowhere".into(), true, T)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "TOOLREG_MCP_CALL", "{e}");
+    assert!(e.to_string().contains("test://nowhere"), "{e}");
+    // The refused URI is not asked for again; the accepted one stays until unsubscribed.
+    hub.set_resource_subscription("r", "test://watched-resource".into(), false, T)
+        .await
+        .unwrap();
+    hub.close().await;
+}

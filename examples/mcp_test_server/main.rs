@@ -19,7 +19,8 @@
 //!   `fail` (isError result), `ask` (a form: `elicitation/create`, or an `input_required`
 //!   result at 2026-07-28), `progress {steps}` (progress notifications), `log {text}` (a
 //!   warning log message), `stderr {text, repeat}`, `pid`, `grandchild_pid`, `list_count`
-//!   (tools/list requests answered), plus
+//!   (tools/list requests answered), `end_listens` (ends every `subscriptions/listen` stream),
+//!   `listens` (how many are open), plus
 //!   `--tools N` generated tools `gen_00000`… served in pages of `--page-size` (100).
 //! - Faults: `--slow-start-ms` sleeps before serving; `--hang-on-list` never answers
 //!   tools/list (until cancelled); `--malformed` writes non-JSON lines on stdout before serving
@@ -49,6 +50,7 @@ use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
 use hyper::body::Frame;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage,
     CompleteRequestParams, CompleteResult, ContentBlock, ErrorCode, GetPromptRequestParams,
@@ -58,7 +60,7 @@ use rmcp::model::{
     ResourceUpdatedNotificationParam, ServerCapabilities, ServerJsonRpcMessage,
     SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -73,6 +75,31 @@ static CANCELLED: AtomicU64 = AtomicU64::new(0);
 static LIST_REQUESTS: AtomicU64 = AtomicU64::new(0);
 static TOGGLED: AtomicBool = AtomicBool::new(false);
 static GRANDCHILD: Mutex<Option<u32>> = Mutex::new(None);
+/// The open `subscriptions/listen` streams of 2026-07-28 clients, each with what ends it.
+static LISTENERS: Mutex<Vec<(u64, SubscriptionSink, tokio_util::sync::CancellationToken)>> =
+    Mutex::new(Vec::new());
+static NEXT_LISTENER: AtomicU64 = AtomicU64::new(1);
+
+/// Tells clients the tool list changed: a session of the handshake lifecycle by a notification
+/// of its own, a 2026-07-28 client on its `subscriptions/listen` stream (it has no session).
+async fn announce_tools_changed(context: &RequestContext<RoleServer>) {
+    if context
+        .protocol_version()
+        .is_none_or(|v| v.has_initialize())
+    {
+        let _ = context.peer.notify_tool_list_changed().await;
+    }
+    let sinks: Vec<SubscriptionSink> = LISTENERS
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, sink, _)| sink.clone())
+        .collect();
+    for sink in sinks {
+        // A stream that did not ask for tool list changes drops it.
+        let _ = sink.notify_tool_list_changed().await;
+    }
+}
 
 /// 1x1 transparent PNG.
 const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
@@ -267,6 +294,16 @@ impl TestServer {
                 "storm",
                 "Emit count tools/list_changed notifications",
                 obj_schema(json!({"count": {"type": "integer"}}), &["count"]),
+            ),
+            Tool::new(
+                "end_listens",
+                "End every open subscriptions/listen stream (each gets its final result)",
+                obj_schema(json!({}), &[]),
+            ),
+            Tool::new(
+                "listens",
+                "How many subscriptions/listen streams are open",
+                obj_schema(json!({}), &[]),
             ),
             Tool::new(
                 "fail",
@@ -488,6 +525,55 @@ impl ServerHandler for TestServer {
         self.conformance_only()
     }
 
+    /// `subscriptions/listen` (2026-07-28): list changes (`toggle`, `storm`) and, in
+    /// `--conformance` mode, resource updates: like `subscribe`, each resource of the filter is
+    /// announced updated once, shortly after the stream opens. A URI the server cannot read is
+    /// left out of the acknowledgment, as the revision has it for what a server does not honour.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = requested.clone();
+        accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+            uris.iter()
+                .filter(|uri| conformance::read_resource(uri).is_ok())
+                .cloned()
+                .collect()
+        });
+        Some(accepted)
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        let sink = subscription.sink().clone();
+        let end = tokio_util::sync::CancellationToken::new();
+        let serial = NEXT_LISTENER.fetch_add(1, Ordering::SeqCst);
+        LISTENERS
+            .lock()
+            .unwrap()
+            .push((serial, sink.clone(), end.clone()));
+        for uri in subscription
+            .accepted()
+            .resource_subscriptions
+            .iter()
+            .flatten()
+        {
+            let (sink, uri) = (sink.clone(), uri.clone());
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let _ = sink.notify_resource_updated(uri).await;
+            });
+        }
+        tokio::select! {
+            _ = subscription.cancelled() => {}
+            _ = end.cancelled() => {}
+        }
+        LISTENERS
+            .lock()
+            .unwrap()
+            .retain(|(open, ..)| *open != serial);
+        Ok(())
+    }
+
     async fn complete(
         &self,
         request: CompleteRequestParams,
@@ -612,16 +698,24 @@ impl ServerHandler for TestServer {
             ]))),
             "toggle" => {
                 let now = !TOGGLED.fetch_xor(true, Ordering::SeqCst);
-                let _ = context.peer.notify_tool_list_changed().await;
+                announce_tools_changed(&context).await;
                 Ok(text(if now { "on" } else { "off" }))
             }
             "storm" => {
                 let count = num("count") as u64;
                 for _ in 0..count {
-                    let _ = context.peer.notify_tool_list_changed().await;
+                    announce_tools_changed(&context).await;
                 }
                 Ok(text(format!("sent {count}")))
             }
+            "end_listens" => {
+                let ended = std::mem::take(&mut *LISTENERS.lock().unwrap());
+                for (_, _, end) in &ended {
+                    end.cancel();
+                }
+                Ok(text(format!("ended {}", ended.len())))
+            }
+            "listens" => Ok(text(LISTENERS.lock().unwrap().len().to_string())),
             "progress" => {
                 let steps = num("steps") as u64;
                 if let Some(token) = context.meta.get_progress_token() {

@@ -20,6 +20,7 @@ use rmcp::model::{
     GetPromptResult, Prompt, ReadResourceRequestParams, ReadResourceResult, Reference, Resource,
     ResourceTemplate, ResourceUpdatedNotificationParam, ServerNotification,
 };
+use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
@@ -39,7 +40,36 @@ pub(super) struct Routes {
     /// (server, URI template), in config order.
     templates: Option<Vec<(String, String)>>,
     /// Resource URI → the server it is subscribed at, and the clients that subscribed.
-    subscriptions: HashMap<String, (String, Vec<Peer<RoleServer>>)>,
+    subscriptions: HashMap<String, (String, Vec<Subscriber>)>,
+}
+
+/// A client subscribed to a resource: a session of the handshake lifecycle
+/// (`resources/subscribe`), or a 2026-07-28 `subscriptions/listen` stream, by its serial.
+#[derive(Clone)]
+pub(super) enum Subscriber {
+    Session(Peer<RoleServer>),
+    Listener(u64, SubscriptionSink),
+}
+
+impl Subscriber {
+    /// A session whose client went away. A stream is removed when it ends (`Gateway::listen`).
+    fn is_gone(&self) -> bool {
+        match self {
+            Subscriber::Session(peer) => peer.is_transport_closed(),
+            Subscriber::Listener(..) => false,
+        }
+    }
+
+    async fn tell_updated(&self, uri: &str) {
+        // A client gone meanwhile is simply not told.
+        let _ = match self {
+            Subscriber::Session(peer) => peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                .await
+                .map_err(drop),
+            Subscriber::Listener(_, sink) => sink.notify_resource_updated(uri).await.map_err(drop),
+        };
+    }
 }
 
 /// A hub error as the client's error: the server's own JSON-RPC code and message when it sent
@@ -279,12 +309,12 @@ impl Gateway {
         Ok(read.1)
     }
 
-    /// Subscribes `peer` to `uri`: at the server on the first subscriber, which then tells the
+    /// Subscribes a client to `uri`: at the server on the first subscriber, which then tells the
     /// gateway of changes ([`Gateway::resource_updated`]).
     pub(super) async fn subscribe(
         &self,
         uri: String,
-        peer: Peer<RoleServer>,
+        subscriber: Subscriber,
     ) -> Result<(), ErrorData> {
         let known = lock(&self.shared.routes).subscriptions.contains_key(&uri);
         if !known {
@@ -304,26 +334,27 @@ impl Gateway {
                 .or_insert_with(|| (server, Vec::new()));
         }
         let mut routes = lock(&self.shared.routes);
-        if let Some((_, peers)) = routes.subscriptions.get_mut(&uri) {
-            peers.retain(|p| !p.is_transport_closed());
-            peers.push(peer);
+        if let Some((_, subscribers)) = routes.subscriptions.get_mut(&uri) {
+            subscribers.retain(|s| !s.is_gone());
+            subscribers.push(subscriber);
         }
         Ok(())
     }
 
-    /// Drops `peer`'s subscription to `uri`; the last one unsubscribes at the server.
-    pub(super) async fn unsubscribe(
+    /// Drops the subscriptions to `uri` that `leaving` picks, with those of sessions that went
+    /// away; the last subscriber gone unsubscribes at the server.
+    pub(super) async fn release(
         &self,
         uri: String,
-        peer: &Peer<RoleServer>,
+        leaving: impl Fn(&Subscriber) -> bool,
     ) -> Result<(), ErrorData> {
         let server = {
             let mut routes = lock(&self.shared.routes);
-            let Some((server, peers)) = routes.subscriptions.get_mut(&uri) else {
+            let Some((server, subscribers)) = routes.subscriptions.get_mut(&uri) else {
                 return Ok(());
             };
-            peers.retain(|p| !p.is_transport_closed() && !same_peer(p, peer));
-            if !peers.is_empty() {
+            subscribers.retain(|s| !s.is_gone() && !leaving(s));
+            if !subscribers.is_empty() {
                 return Ok(());
             }
             let server = server.clone();
@@ -334,6 +365,36 @@ impl Gateway {
             .set_resource_subscription(&server, uri, false, self.call_timeout())
             .await
             .map_err(forwarded_error)
+    }
+
+    /// Drops `peer`'s subscription to `uri` (`resources/unsubscribe`).
+    pub(super) async fn unsubscribe(
+        &self,
+        uri: String,
+        peer: &Peer<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.release(
+            uri,
+            |s| matches!(s, Subscriber::Session(p) if same_peer(p, peer)),
+        )
+        .await
+    }
+
+    /// Whether `uri` has a known route (listed by a server, matched by a server's template, or
+    /// subscribed already): the resources a `subscriptions/listen` stream may subscribe to.
+    /// Deciding takes no listing, as the acknowledgment cannot wait for one.
+    pub(super) fn knows_resource(&self, uri: &str) -> bool {
+        let routes = lock(&self.shared.routes);
+        routes.subscriptions.contains_key(uri)
+            || routes
+                .resources
+                .as_ref()
+                .is_some_and(|r| r.contains_key(uri))
+            || routes
+                .templates
+                .iter()
+                .flatten()
+                .any(|(_, template)| template_matches(template, uri))
     }
 
     pub(super) async fn complete(
@@ -381,16 +442,20 @@ impl Gateway {
             .map_err(forwarded_error)
     }
 
-    /// A server's `notifications/resources/updated`, for the clients subscribed to `uri` there.
+    /// A server's `notifications/resources/updated`, for the clients subscribed to `uri` there:
+    /// the sessions that subscribed and the streams whose filter names it. Once every one of
+    /// them went away, the server is unsubscribed.
     pub async fn resource_updated(&self, server_id: &str, uri: &str) {
-        let peers = match lock(&self.shared.routes).subscriptions.get(uri) {
-            Some((server, peers)) if server == server_id => peers.clone(),
+        let subscribers = match lock(&self.shared.routes).subscriptions.get(uri) {
+            Some((server, subscribers)) if server == server_id => subscribers.clone(),
             _ => return,
         };
-        for peer in peers.iter().filter(|p| !p.is_transport_closed()) {
-            let _ = peer
-                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
-                .await;
+        let live: Vec<&Subscriber> = subscribers.iter().filter(|s| !s.is_gone()).collect();
+        for subscriber in &live {
+            subscriber.tell_updated(uri).await;
+        }
+        if live.is_empty() {
+            let _ = self.release(uri.to_owned(), |_| false).await;
         }
     }
 

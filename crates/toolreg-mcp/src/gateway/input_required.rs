@@ -29,7 +29,8 @@ use tokio_util::sync::CancellationToken;
 use super::parked::Relayed;
 use super::state::{Continuation, ParkedCallRef, RequestBinding, STATE_TTL};
 use super::{ClientRequest, Gateway, complete_type, required_capability};
-use crate::mcp::{McpError, Round};
+use crate::mcp::hub::NOTIFICATION_GRACE;
+use crate::mcp::{LogTap, McpError, Round};
 
 /// What a 2026-07-28 request brings to a round: its answers, the state it echoes, and the
 /// capabilities it declared.
@@ -37,6 +38,10 @@ pub(super) struct Retry {
     pub input_responses: Option<InputResponses>,
     pub request_state: Option<String>,
     pub capabilities: ClientCapabilities,
+    /// The call's stream and the lowest log level its `_meta` asked for
+    /// (`io.modelcontextprotocol/logLevel`): the server's log messages during the call go there.
+    #[allow(deprecated)] // the logging level, which 2026-07-28 names per request
+    pub log: Option<(Peer<RoleServer>, rmcp::model::LoggingLevel)>,
 }
 
 /// The capability a client declares to be sent this input request.
@@ -179,6 +184,8 @@ impl Gateway {
     ) -> Result<CallToolResponse, ErrorData> {
         let hub = self.hub()?;
         let binding = RequestBinding::new("tools/call", name, &arguments);
+        // The server's log messages while this request waits ride its stream, when asked.
+        let log = self.tap_logs(server_id, retry.log.clone())?;
         let relayed =
             match self.continue_from(server_id, retry.request_state.as_deref(), &binding)? {
                 Continued::Parked(parked) => {
@@ -206,6 +213,7 @@ impl Gateway {
                     self.next_event(call, &binding, ct).await?
                 }
             };
+        end_log_tap(log).await;
         let (outcome, missing) = match relayed {
             Relayed::InputRequired(input) => return Ok(CallToolResponse::InputRequired(input)),
             Relayed::Ended { outcome, missing } => (outcome, missing),
@@ -289,6 +297,35 @@ impl Gateway {
                 &retry.capabilities,
             )?)),
         }
+    }
+
+    /// Taps server `server_id`'s log messages at the level `log` asks for and above onto the
+    /// request's stream, until [`end_log_tap`]; nothing when the request asked for no level.
+    #[allow(deprecated)] // the logging level, which 2026-07-28 names per request
+    fn tap_logs(
+        &self,
+        server_id: &str,
+        log: Option<(Peer<RoleServer>, rmcp::model::LoggingLevel)>,
+    ) -> Result<Option<(LogTap, tokio::task::JoinHandle<()>)>, ErrorData> {
+        let Some((peer, lowest)) = log else {
+            return Ok(None);
+        };
+        let (sink, forwarder) = super::log_forwarder(peer, lowest);
+        let tap = self
+            .hub()?
+            .tap_logs(server_id, sink)
+            .map_err(super::features::forwarded_error)?;
+        Ok(Some((tap, forwarder)))
+    }
+}
+
+/// Ends a tap of [`Gateway::tap_logs`] once what it caught is sent.
+async fn end_log_tap(log: Option<(LogTap, tokio::task::JoinHandle<()>)>) {
+    if let Some((tap, forwarder)) = log {
+        // Messages sent just before the answer may still be on their way to the tap.
+        tokio::time::sleep(NOTIFICATION_GRACE).await;
+        drop(tap);
+        let _ = forwarder.await;
     }
 }
 

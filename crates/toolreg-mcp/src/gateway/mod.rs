@@ -50,7 +50,7 @@ use tokio_util::sync::CancellationToken;
 pub use http::{HttpOptions, serve_http};
 pub use state::{StateKey, StateKeyError};
 
-use crate::mcp::{McpError, McpHub, ProgressSink};
+use crate::mcp::{LogSink, McpError, McpHub, ProgressSink};
 
 /// How long a forwarded request may take unless the host says otherwise, as for any MCP call
 /// of the library.
@@ -290,15 +290,15 @@ impl Gateway {
         }
     }
 
-    /// A server's log message (`notifications/message` params), passed to the clients when
-    /// its level is at least the one they set.
+    /// A server's log message (`notifications/message` params), passed to the sessions when its
+    /// level is at least the one they set (`logging/setLevel`). A 2026-07-28 call hears its
+    /// server's messages on its own stream instead (`log_forwarder`).
     #[allow(deprecated)]
     pub async fn log(&self, message: Value) {
         let Ok(message) = serde_json::from_value::<LoggingMessageNotificationParam>(message) else {
             return;
         };
-        // The levels are declared from least to most severe.
-        if (message.level as u8) < (*lock(&self.shared.log_level) as u8) {
+        if !at_least(message.level, *lock(&self.shared.log_level)) {
             return;
         }
         for peer in self.live_peers() {
@@ -580,6 +580,38 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// Whether a message at `level` is heard by a client that asked for `lowest` and above.
+#[allow(deprecated)] // the logging level, see the imports
+fn at_least(level: LoggingLevel, lowest: LoggingLevel) -> bool {
+    // The levels are declared from least to most severe.
+    level as u8 >= lowest as u8
+}
+
+/// A sink for a 2026-07-28 call's server log messages at `lowest` and above, and the task that
+/// sends them on the call's own stream in order; it ends once the sink is dropped and what it
+/// holds is sent.
+#[allow(deprecated)] // the logging level, see the imports
+fn log_forwarder(
+    peer: Peer<RoleServer>,
+    lowest: LoggingLevel,
+) -> (LogSink, tokio::task::JoinHandle<()>) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let sink: LogSink = Arc::new(move |message: &Value| {
+        if let Ok(message) =
+            serde_json::from_value::<LoggingMessageNotificationParam>(message.clone())
+            && at_least(message.level, lowest)
+        {
+            let _ = tx.send(message);
+        }
+    });
+    let forwarder = tokio::spawn(async move {
+        while let Some(message) = rx.recv().await {
+            let _ = peer.notify_logging_message(message).await;
+        }
+    });
+    (sink, forwarder)
+}
+
 /// A sink for a forwarded call's progress and the task that passes it on to the client
 /// `target` names at the time (a relayed call's changes with its rounds), in order; the task
 /// ends once the sink is dropped and what it holds is sent.
@@ -731,6 +763,10 @@ impl ServerHandler for Gateway {
             input_responses: request.input_responses,
             request_state: request.request_state,
             capabilities: context.client_capabilities().unwrap_or_default(),
+            log: context
+                .meta
+                .log_level()
+                .map(|lowest| (context.peer.clone(), lowest)),
         });
         let direct = lock(&self.shared.direct)
             .get(request.name.as_ref())
@@ -820,6 +856,8 @@ impl ServerHandler for Gateway {
                 input_responses: request.input_responses.clone(),
                 request_state: request.request_state.clone(),
                 capabilities: context.client_capabilities().unwrap_or_default(),
+                // The log messages of a server's prompt are not passed on.
+                log: None,
             };
             return self.get_prompt_round(request, retry, &context.ct).await;
         }
@@ -863,7 +901,8 @@ impl ServerHandler for Gateway {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.subscribe(request.uri, context.peer).await
+        let session = features::Subscriber::Session(context.peer);
+        self.subscribe(request.uri, session).await
     }
 
     #[allow(deprecated)] // see `subscribe`
@@ -885,24 +924,63 @@ impl ServerHandler for Gateway {
         Ok(result)
     }
 
-    /// `subscriptions/listen` (2026-07-28): the list changes the gateway re-announces. Resource
-    /// updates are left out: the gateway subscribes to a server's resource for the sessions of
-    /// older clients only.
+    /// `subscriptions/listen` (2026-07-28): the list changes the gateway re-announces, and the
+    /// resources of the filter whose server is known (listed, or matched by a template). A URI
+    /// no server is known to have is left out of the acknowledgment, as the revision has it for
+    /// what a server does not honour; a client lists resources before it subscribes to one.
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
         let mut accepted = requested.clone();
-        accepted.resource_subscriptions = None;
+        accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+            uris.iter()
+                .filter(|uri| self.knows_resource(uri))
+                .cloned()
+                .collect()
+        });
         Some(accepted)
     }
 
+    /// Serves one stream until the client cancels it: its resources subscribed at their servers
+    /// (shared with sessions and other streams) while it lasts, released when it ends. A
+    /// resource its server refuses ends the stream with that error, since the acknowledgment
+    /// already promised it.
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
         let serial = self.next_id();
-        lock(&self.shared.listeners).push((serial, subscription.sink().clone()));
-        subscription.cancelled().await;
+        let sink = subscription.sink().clone();
+        lock(&self.shared.listeners).push((serial, sink.clone()));
+        let uris = subscription
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        let mut subscribed = Vec::new();
+        let mut refused = None;
+        for uri in uris {
+            let listener = features::Subscriber::Listener(serial, sink.clone());
+            match self.subscribe(uri.clone(), listener).await {
+                Ok(()) => subscribed.push(uri),
+                Err(e) => {
+                    refused = Some(e);
+                    break;
+                }
+            }
+        }
+        if refused.is_none() {
+            subscription.cancelled().await;
+        }
         lock(&self.shared.listeners).retain(|(open, _)| *open != serial);
-        Ok(())
+        let this_stream = |s: &features::Subscriber| matches!(s, features::Subscriber::Listener(open, _) if *open == serial);
+        for uri in subscribed {
+            if let Err(e) = self.release(uri.clone(), this_stream).await {
+                self.shared.host.warn(format!(
+                    "the resource {uri} could not be unsubscribed: {}",
+                    e.message
+                ));
+            }
+        }
+        refused.map_or(Ok(()), Err)
     }
 }
 

@@ -38,8 +38,9 @@ use tokio_util::sync::CancellationToken;
 use super::ask::{AskHostHandle, apply_defaults};
 use super::auth::ServerAuth;
 use super::config::header_map;
-use super::events::{HubEventsHandle, ProgressRoutes, ServerList};
+use super::events::{HubEventsHandle, LogTaps, Notices, ProgressRoutes, ServerList};
 use super::http::{HubHttp, StandaloneStream};
+use super::listen::Listener;
 use super::process::{self, ChildProcess, StderrTail, StdoutNoise, describe_exit};
 use super::sse::LegacySseTransport;
 use super::{Failure, McpError, ServerConfig};
@@ -58,6 +59,7 @@ pub(crate) struct ConnectParams {
     pub events: Option<HubEventsHandle>,
     pub stderr: Arc<StderrTail>,
     pub stdout_noise: Arc<StdoutNoise>,
+    pub log_taps: Arc<LogTaps>,
     pub http: Result<reqwest::Client, String>,
     /// OAuth of a remote server that has no configured `Authorization` header.
     pub auth: Option<Arc<ServerAuth>>,
@@ -109,6 +111,10 @@ impl ConnectParams {
         }
     }
 }
+
+/// How long a connect waits for a 2026-07-28 server to acknowledge the hub's
+/// `subscriptions/listen` stream: a server that never does still serves calls.
+const FIRST_LISTEN_PATIENCE: Duration = Duration::from_secs(5);
 
 /// Why a connect attempt did not produce a connection. `Clone`: one attempt is shared.
 #[derive(Debug, Clone)]
@@ -234,10 +240,10 @@ impl ToolCache {
 /// server's `elicitation/create` and `sampling/createMessage` to the host, if it answers them.
 pub(crate) struct HubClient {
     info: ClientConfig,
-    tools: Arc<ToolCache>,
-    server_id: String,
+    notices: Notices,
     asker: Arc<Asker>,
     events: Option<HubEventsHandle>,
+    log_taps: Arc<LogTaps>,
     progress: Arc<ProgressRoutes>,
 }
 
@@ -257,24 +263,15 @@ impl ClientHandler for HubClient {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.tools.invalidate();
-        if let Some(events) = &self.events {
-            events.0.tools_changed(&self.server_id);
-        }
+        self.notices.tools_changed();
     }
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        if let Some(events) = &self.events {
-            events.0.list_changed(&self.server_id, ServerList::Prompts);
-        }
+        self.notices.list_changed(ServerList::Prompts);
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        if let Some(events) = &self.events {
-            events
-                .0
-                .list_changed(&self.server_id, ServerList::Resources);
-        }
+        self.notices.list_changed(ServerList::Resources);
     }
 
     async fn on_resource_updated(
@@ -282,9 +279,7 @@ impl ClientHandler for HubClient {
         params: ResourceUpdatedNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Some(events) = &self.events {
-            events.0.resource_updated(&self.server_id, &params.uri);
-        }
+        self.notices.resource_updated(&params.uri);
     }
 
     async fn on_progress(
@@ -301,10 +296,12 @@ impl ClientHandler for HubClient {
         notification: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Some(events) = &self.events
-            && let Ok(message) = serde_json::to_value(&notification)
-        {
-            events.0.log(&self.server_id, message);
+        let Ok(message) = serde_json::to_value(&notification) else {
+            return;
+        };
+        self.log_taps.deliver(&message);
+        if let Some(events) = &self.events {
+            events.0.log(&self.notices.server_id, message);
         }
     }
 
@@ -465,6 +462,9 @@ pub(crate) struct Connection {
     /// The revision the server speaks on this connection (from `initialize` or
     /// `server/discover`).
     pub protocol_version: Option<ProtocolVersion>,
+    /// The `subscriptions/listen` stream of a 2026-07-28 server, which has no session to carry
+    /// notifications; `None` for a server of the handshake lifecycle.
+    pub listener: Option<Listener>,
     child: Option<ChildProcess>,
     /// Stops rmcp's service loop (which then closes the transport).
     ct: CancellationToken,
@@ -583,6 +583,11 @@ pub(crate) async fn connect(
     timeout: Duration,
 ) -> Result<(Arc<Connection>, Running), ConnectFailure> {
     let tools = Arc::new(ToolCache::default());
+    let notices = Notices {
+        server_id: p.config.id().to_owned(),
+        tools: tools.clone(),
+        events: p.events.clone(),
+    };
     let progress = Arc::new(ProgressRoutes::default());
     let mut capabilities = ClientCapabilities::default();
     if p.elicitor.is_some() {
@@ -614,10 +619,10 @@ pub(crate) async fn connect(
         // pinned); older servers answer with their own version (e.g. 2024-11-05) and rmcp
         // accepts it.
         .with_protocol_version(handshake_version),
-        tools: tools.clone(),
-        server_id: p.config.id().to_owned(),
+        notices: notices.clone(),
         asker: asker.clone(),
         events: p.events.clone(),
+        log_taps: p.log_taps.clone(),
         progress: progress.clone(),
     };
     let ct = CancellationToken::new();
@@ -751,12 +756,20 @@ pub(crate) async fn connect(
         .peer()
         .peer_info()
         .map(|info| info.protocol_version.clone());
+    let listener = protocol_version
+        .as_ref()
+        .is_some_and(|v| !v.has_initialize())
+        .then(|| Listener::start(running.peer().clone(), notices, ct.clone()));
+    if let Some(listener) = &listener {
+        listener.opened(FIRST_LISTEN_PATIENCE).await;
+    }
     let conn = Arc::new(Connection {
         peer: running.peer().clone(),
         tools,
         asker,
         progress,
         protocol_version,
+        listener,
         child,
         ct,
         closing: AtomicBool::new(false),

@@ -28,7 +28,6 @@ use rmcp::model::{
     UnsubscribeRequestParams,
 };
 use rmcp::service::PeerRequestOptions;
-use rmcp::{Peer, RoleClient};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
@@ -36,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::auth::{AuthOptions, ServerAuth};
 use super::connection::{self, ConnectFailure, ConnectParams, Connection, Listed, ToolList};
-use super::events::{HubEventsHandle, ProgressSink};
+use super::events::{HubEventsHandle, LogSink, LogTap, LogTaps, ProgressSink};
 use super::process::{StderrTail, StdoutNoise};
 use super::wire_id::{build_mcp_tool_wire_id, server_segment, wire_id_server_segment};
 use super::{AskHostHandle, Failure, McpError, ServerConfig};
@@ -176,6 +175,8 @@ struct Slot {
     auth: Option<Arc<ServerAuth>>,
     stderr: Arc<StderrTail>,
     stdout_noise: Arc<StdoutNoise>,
+    /// Where its log messages go besides the host, across reconnects.
+    log_taps: Arc<LogTaps>,
     state: Mutex<SlotState>,
 }
 
@@ -275,6 +276,7 @@ impl McpHub {
             config: cfg,
             stderr: Arc::default(),
             stdout_noise: Arc::default(),
+            log_taps: Arc::default(),
             state: Mutex::new(SlotState {
                 conn: ConnState::Idle,
                 last_error: None,
@@ -503,8 +505,8 @@ impl McpHub {
     ) -> Result<Round<GetPromptResult>, McpError> {
         let op = format!("prompts/get {:?}", params.name);
         let response = self
-            .required(server_id, &op, timeout, cancel, Feature::Prompts, |peer| {
-                async move { peer.get_prompt_once(params).await }.boxed()
+            .required(server_id, &op, timeout, cancel, Feature::Prompts, |conn| {
+                async move { conn.peer.get_prompt_once(params).await }.boxed()
             })
             .await?;
         match response {
@@ -531,7 +533,7 @@ impl McpHub {
             "prompts/list",
             timeout,
             Feature::Prompts,
-            |peer| async move { peer.list_all_prompts().await }.boxed(),
+            |conn| async move { conn.peer.list_all_prompts().await }.boxed(),
         )
         .await
     }
@@ -547,7 +549,7 @@ impl McpHub {
             "resources/list",
             timeout,
             Feature::Resources,
-            |peer| async move { peer.list_all_resources().await }.boxed(),
+            |conn| async move { conn.peer.list_all_resources().await }.boxed(),
         )
         .await
     }
@@ -559,8 +561,8 @@ impl McpHub {
         timeout: Duration,
     ) -> Result<Vec<ResourceTemplate>, McpError> {
         let op = "resources/templates/list";
-        self.listing(server_id, op, timeout, Feature::Resources, |peer| {
-            async move { peer.list_all_resource_templates().await }.boxed()
+        self.listing(server_id, op, timeout, Feature::Resources, |conn| {
+            async move { conn.peer.list_all_resource_templates().await }.boxed()
         })
         .await
     }
@@ -574,8 +576,8 @@ impl McpHub {
         cancel: Option<CancellationToken>,
     ) -> Result<GetPromptResult, McpError> {
         let op = format!("prompts/get {:?}", params.name);
-        self.required(server_id, &op, timeout, cancel, Feature::Prompts, |peer| {
-            async move { peer.get_prompt(params).await }.boxed()
+        self.required(server_id, &op, timeout, cancel, Feature::Prompts, |conn| {
+            async move { conn.peer.get_prompt(params).await }.boxed()
         })
         .await
     }
@@ -595,13 +597,17 @@ impl McpHub {
             timeout,
             cancel,
             Feature::Resources,
-            |peer| async move { peer.read_resource(params).await }.boxed(),
+            |conn| async move { conn.peer.read_resource(params).await }.boxed(),
         )
         .await
     }
 
-    /// `resources/subscribe` (`subscribe`) or `resources/unsubscribe`; the server's
+    /// Subscribes to a resource (`subscribe`) or stops; the server's
     /// `notifications/resources/updated` reach [`HubEvents::resource_updated`](super::HubEvents).
+    /// Up to 2025-11-25 that is `resources/subscribe` or `resources/unsubscribe`; from
+    /// 2026-07-28 on, the URIs of the connection's `subscriptions/listen` stream, and a
+    /// subscription returns once the server acknowledged the stream that carries it (a URI the
+    /// server leaves out is an error).
     #[allow(deprecated)] // the 2025 subscription requests, which the servers in use speak
     pub async fn set_resource_subscription(
         &self,
@@ -622,12 +628,15 @@ impl McpHub {
             timeout,
             None,
             Feature::Subscriptions,
-            |peer| {
+            |conn| {
                 async move {
-                    if subscribe {
-                        peer.subscribe(SubscribeRequestParams::new(uri)).await
-                    } else {
-                        peer.unsubscribe(UnsubscribeRequestParams::new(uri)).await
+                    match (&conn.listener, subscribe) {
+                        (Some(listener), _) => listener.set_resource(&uri, subscribe).await,
+                        (None, true) => conn.peer.subscribe(SubscribeRequestParams::new(uri)).await,
+                        (None, false) => {
+                            let params = UnsubscribeRequestParams::new(uri);
+                            conn.peer.unsubscribe(params).await
+                        }
                     }
                 }
                 .boxed()
@@ -649,7 +658,7 @@ impl McpHub {
             timeout,
             None,
             Feature::Completions,
-            |peer| async move { peer.complete(params).await }.boxed(),
+            |conn| async move { conn.peer.complete(params).await }.boxed(),
         )
         .await
     }
@@ -661,7 +670,7 @@ impl McpHub {
         op: &str,
         timeout: Duration,
         feature: Feature,
-        request: impl FnOnce(Peer<RoleClient>) -> BoxFuture<'static, Result<Vec<T>, ServiceError>>,
+        request: impl FnOnce(Arc<Connection>) -> BoxFuture<'static, Result<Vec<T>, ServiceError>>,
     ) -> Result<Vec<T>, McpError> {
         let listed = self
             .feature_request(server_id, op, timeout, None, feature, request)
@@ -677,7 +686,7 @@ impl McpHub {
         timeout: Duration,
         cancel: Option<CancellationToken>,
         feature: Feature,
-        request: impl FnOnce(Peer<RoleClient>) -> BoxFuture<'static, Result<T, ServiceError>>,
+        request: impl FnOnce(Arc<Connection>) -> BoxFuture<'static, Result<T, ServiceError>>,
     ) -> Result<T, McpError> {
         self.feature_request(server_id, op, timeout, cancel, feature, request)
             .await?
@@ -698,7 +707,7 @@ impl McpHub {
         timeout: Duration,
         cancel: Option<CancellationToken>,
         feature: Feature,
-        request: impl FnOnce(Peer<RoleClient>) -> BoxFuture<'static, Result<T, ServiceError>>,
+        request: impl FnOnce(Arc<Connection>) -> BoxFuture<'static, Result<T, ServiceError>>,
     ) -> Result<Option<T>, McpError> {
         let slot = self.slot(server_id)?;
         let deadline = deadline_after(timeout);
@@ -713,11 +722,18 @@ impl McpHub {
         if !declared {
             return Ok(None);
         }
-        let answer = request(conn.peer.clone());
+        let answer = request(conn.clone());
         match bounded_request(&slot, &conn, op, (deadline, timeout), &cancel, answer).await? {
             Ok(result) => Ok(Some(result)),
             Err(e) => Err(service_error(&slot, &conn, op, &e).await),
         }
+    }
+
+    /// Hands server `server_id`'s log messages (`notifications/message` params) to `sink` as
+    /// well as to the host, until the tap is dropped: for a caller that passes them on with its
+    /// own answer (see [`NOTIFICATION_GRACE`]).
+    pub fn tap_logs(&self, server_id: &str, sink: LogSink) -> Result<LogTap, McpError> {
+        Ok(self.slot(server_id)?.log_taps.add(sink))
     }
 
     /// One entry per configured server, in configuration order. Never blocks on I/O.
@@ -889,6 +905,7 @@ impl McpHub {
             events: self.inner.opts.events.clone(),
             stderr: slot.stderr.clone(),
             stdout_noise: slot.stdout_noise.clone(),
+            log_taps: slot.log_taps.clone(),
             http: match slot.config {
                 ServerConfig::Stdio { .. } => Err("stdio servers do not use HTTP".into()),
                 _ => self.http_client(),
@@ -1185,7 +1202,9 @@ async fn service_error(slot: &Slot, conn: &Connection, op: &str, e: &ServiceErro
 /// token of its own, known only once the request is sent, so the call is sent by hand; like
 /// `Peer::call_tool`, abandoning it (timeout, cancel) tells the server.
 /// How long a call's progress route stays open after its answer (see `call_with_progress`).
-const PROGRESS_GRACE: Duration = Duration::from_millis(20);
+/// Also how long a caller that taps a server's log messages should keep the tap after its
+/// answer, for the same reason.
+pub const NOTIFICATION_GRACE: Duration = Duration::from_millis(20);
 
 /// A `tools/call`, answering the `input_required` results of a 2026-07-28 server through the
 /// host (elicitation, sampling) and retrying with the answers and the request state, up to
@@ -1239,7 +1258,7 @@ async fn call_with_progress(
     // (seen: the conformance suite's progress scenario lost its last notification on a busy
     // machine). Those tasks were spawned before the answer was read: a short grace before the
     // route closes lets them deliver.
-    tokio::time::sleep(PROGRESS_GRACE).await;
+    tokio::time::sleep(NOTIFICATION_GRACE).await;
     match response? {
         ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
         ServerResult::InputRequiredResult(input) => Ok(CallToolResponse::InputRequired(input)),

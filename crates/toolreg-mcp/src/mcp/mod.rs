@@ -15,6 +15,8 @@
 //! - [`hub`]: lazy connect, reconnect, tool-list cache, timeouts, cancellation, status, close.
 //! - `connection`: opening one connection per transport and tearing it down.
 //! - `http`: the Streamable HTTP client given to rmcp (OAuth, standalone stream ordering).
+//! - `listen`: the `subscriptions/listen` stream of a 2026-07-28 server (list changes, resource
+//!   subscriptions).
 //! - `process`: the stdio child (process group, reaping, stderr ring buffer).
 //! - `sse`: the MCP 2024-11-05 HTTP+SSE client transport that rmcp no longer ships.
 //! - [`wire_id`]: provider-safe tool names (`mcp__<server>__<tool>_<digest>`).
@@ -28,6 +30,7 @@ pub mod events;
 mod failure;
 mod http;
 pub mod hub;
+mod listen;
 mod process;
 mod sse;
 pub mod wire_id;
@@ -39,7 +42,7 @@ pub use auth::{
 };
 pub use config::ServerConfig;
 pub use error::{Failure, McpError};
-pub use events::{HubEvents, HubEventsHandle, ProgressSink, ServerList};
+pub use events::{HubEvents, HubEventsHandle, LogSink, LogTap, ProgressSink, ServerList};
 pub use hub::{ConnectionState, HubOptions, McpHub, Round, ServerStatus};
 /// The tool descriptor returned by [`McpHub::list_tools`]; serialises to the MCP wire shape
 /// (`name`, `title`, `description`, `inputSchema`, `outputSchema`, `annotations`, ...).
