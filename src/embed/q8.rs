@@ -307,7 +307,7 @@ unsafe fn scalar(p: Raw, from: usize, to: usize) {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{GROUP, PANEL_BLOCK, Q4_BLOCK, QUAD, Raw};
+    use super::{GROUP, Q4_BLOCK, QUAD, Raw};
     use std::arch::x86_64::*;
 
     /// One register of i32 / f32 lanes, one output each: what a block needs of AVX-512 and
