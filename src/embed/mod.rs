@@ -15,6 +15,7 @@ pub mod bert;
 pub mod cache;
 mod kernels;
 pub mod local;
+mod q8;
 mod quant;
 mod safetensors;
 mod sentencepiece;

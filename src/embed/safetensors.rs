@@ -269,37 +269,6 @@ pub fn f16_to_f32(h: u16) -> f32 {
     f32::from_bits(bits)
 }
 
-/// Single → half precision, rounding to nearest even (overflow to infinity, underflow through
-/// the subnormals to zero), as numpy's `astype(float16)`.
-pub fn f32_to_f16(value: f32) -> u16 {
-    let x = value.to_bits();
-    let sign = ((x >> 16) & 0x8000) as u16;
-    let exp = ((x >> 23) & 0xff) as i32;
-    let mant = x & 0x7f_ffff;
-    if exp == 0xff {
-        return sign | 0x7c00 | if mant != 0 { 0x200 } else { 0 };
-    }
-    let e = exp - 127 + 15;
-    if e >= 0x1f {
-        return sign | 0x7c00;
-    }
-    let round = |half: u32, rest: u32, mid: u32| {
-        half + u32::from(rest > mid || (rest == mid && half & 1 == 1))
-    };
-    if e <= 0 {
-        if e < -10 {
-            return sign;
-        }
-        // Subnormal: the mantissa with its implicit 1, shifted into place.
-        let m = mant | 0x80_0000;
-        let shift = (14 - e) as u32;
-        let half = round(m >> shift, m & ((1 << shift) - 1), 1 << (shift - 1));
-        return sign | half as u16;
-    }
-    // A carry out of the mantissa rounds into the exponent, which is the correct result.
-    sign | round(((e as u32) << 10) | (mant >> 13), mant & 0x1fff, 0x1000) as u16
-}
-
 fn sign_of(h: u16) -> f32 {
     if h & 0x8000 != 0 { -1.0 } else { 1.0 }
 }
@@ -328,22 +297,6 @@ mod tests {
         assert_eq!(f16_to_f32(0x7c00), f32::INFINITY);
         assert!(f16_to_f32(0x7e00).is_nan());
         assert_eq!(f16_to_f32(0x3555), 0.333_251_95);
-    }
-
-    #[test]
-    fn f32_to_f16_rounds_to_nearest_even_and_round_trips_every_half() {
-        for h in 0..=u16::MAX {
-            let v = f16_to_f32(h);
-            if !v.is_nan() {
-                assert_eq!(f32_to_f16(v), h, "{h:#06x}");
-            }
-        }
-        // Halfway between 1 and the next half (1 + 2^-10): to the even one, 1.
-        assert_eq!(f32_to_f16(1.0 + 2f32.powi(-11)), 0x3c00);
-        assert_eq!(f32_to_f16(1.0 + 3.0 * 2f32.powi(-11)), 0x3c02);
-        assert_eq!(f32_to_f16(1e6), 0x7c00);
-        assert_eq!(f32_to_f16(1e-9), 0);
-        assert_eq!(f32_to_f16(f32::NAN) & 0x7e00, 0x7e00);
     }
 
     #[test]
