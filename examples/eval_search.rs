@@ -252,17 +252,10 @@ fn load_livemcpbench(dir: &Path, steps: bool) -> Option<DataSet> {
     let mut queries = Vec::new();
     for task in read_json(&ann_path).as_array()? {
         let list = s(&task["Annotator Metadata"]["Tools"]);
-        let mut relevant: Vec<String> = Vec::new();
-        for line in list.lines() {
-            let name = line
-                .trim()
-                .trim_start_matches(|c: char| c.is_ascii_digit())
-                .trim_start_matches('.')
-                .trim();
-            if known.contains(name) && !relevant.iter().any(|r| r == name) {
-                relevant.push(name.to_owned());
-            }
-        }
+        let relevant: Vec<String> = numbered_lines(&list)
+            .into_iter()
+            .filter(|name| known.contains(name.as_str()))
+            .collect();
         let text = if steps {
             numbered_lines(&s(&task["Annotator Metadata"]["Steps"])).join("\n")
         } else {
