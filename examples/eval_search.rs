@@ -15,6 +15,9 @@
 //! `--steps` (any mode): LiveMCP-steps alone, LiveMCPBench's step-level agentic search (each
 //! annotated step a query; a task's tools found in the union of its steps' top 5).
 //! `$TOOLREG_BRIDGE=FILE` (any mode): word queries glossed with that bilingual dictionary.
+//! `--half 1|2` (any mode): only the queries whose first relevant tool is in every other
+//! namespace (a set's namespaces sorted by name, the first, third, … or the second, fourth, …;
+//! Lark's namespaces are its API areas): a value chosen on one half is judged on the other.
 //! Held-out sets: `python3 scripts/fetch_heldout.py` writes `target/heldout/*.json`
 //! (`$TOOLREG_HELDOUT` to read them elsewhere); a missing one is skipped.
 //! Data: `$TOOLREG_DATA`, else `shared/data` next to the crate (absent → "data not found,
@@ -623,10 +626,17 @@ fn export_texts(sets: &[DataSet], dir: &Path) {
     }
 }
 
-/// The set's embeddings, if computed for exactly the current texts.
+/// The set's embeddings, if computed for the current tool texts and for every current query
+/// (a `--half` of the queries reads the whole set's file).
 fn load_embeddings(set: &DataSet, dir: &Path) -> Option<Embeddings> {
     let texts = std::fs::read_to_string(dir.join(format!("{}.texts.json", set.name))).ok()?;
-    if serde_json::from_str::<Value>(&texts).ok()? != embedding_texts(set) {
+    let texts: Value = serde_json::from_str(&texts).ok()?;
+    let current = embedding_texts(set);
+    let embedded: Vec<String> = items(&texts["queries"]).map(s).collect();
+    let known: HashSet<&str> = embedded.iter().map(String::as_str).collect();
+    if texts["tools"] != current["tools"]
+        || !set.queries.iter().all(|q| known.contains(q.text.as_str()))
+    {
         println!(
             "{}: embeddings are for other texts; rerun --export-texts and embed_eval.py",
             set.name
@@ -634,12 +644,8 @@ fn load_embeddings(set: &DataSet, dir: &Path) -> Option<Embeddings> {
         return None;
     }
     let bytes = std::fs::read(dir.join(format!("{}.f32", set.name))).ok()?;
-    let sentence_count: usize = set
-        .queries
-        .iter()
-        .map(|q| query_sentences(&q.text).len())
-        .sum();
-    let rows = set.tools.len() + set.queries.len() + sentence_count;
+    let sentence_count: usize = embedded.iter().map(|q| query_sentences(q).len()).sum();
+    let rows = set.tools.len() + embedded.len() + sentence_count;
     let floats: Vec<f32> = bytes
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
@@ -650,12 +656,7 @@ fn load_embeddings(set: &DataSet, dir: &Path) -> Option<Embeddings> {
     let dim = floats.len() / rows;
     let mut chunks = floats.chunks_exact(dim).map(<[f32]>::to_vec);
     let tools: Vec<Vec<f32>> = chunks.by_ref().take(set.tools.len()).collect();
-    let mut queries: Vec<(String, Vec<f32>)> = set
-        .queries
-        .iter()
-        .map(|q| q.text.clone())
-        .zip(chunks.by_ref())
-        .collect();
+    let mut queries: Vec<(String, Vec<f32>)> = embedded.into_iter().zip(chunks.by_ref()).collect();
     let whole = WholeQuery::from_env();
     for (text, vector) in &mut queries {
         for _ in query_sentences(text) {
@@ -1592,6 +1593,25 @@ fn dump_failures(set: &DataSet, tuning: Tuning) {
 }
 
 /// Parses `key=value` overrides (space separated) onto the default tuning.
+/// Keeps the queries whose first relevant tool is in every other namespace, sorted by name,
+/// starting with namespace `first` (`--half`).
+fn keep_half(set: &mut DataSet, first: usize) {
+    let namespace: HashMap<&str, &str> = set
+        .tools
+        .iter()
+        .map(|t| (t.key.as_str(), t.namespace.as_str()))
+        .collect();
+    let of = |q: &Query| -> String {
+        let key = q.relevant.first().map_or("", String::as_str);
+        namespace.get(key).copied().unwrap_or_default().to_owned()
+    };
+    let mut spaces: Vec<String> = set.queries.iter().map(of).collect();
+    spaces.sort_unstable();
+    spaces.dedup();
+    let kept: HashSet<String> = spaces.into_iter().skip(first).step_by(2).collect();
+    set.queries.retain(|q| kept.contains(&of(q)));
+}
+
 fn parse_tuning(spec: &str) -> Tuning {
     parse_tuning_on(Tuning::default(), spec)
 }
@@ -1629,6 +1649,7 @@ fn parse_tuning_on(mut t: Tuning, spec: &str) -> Tuning {
             "minrel" => t.min_relative_score = x,
             "dense" => t.dense_weight = x,
             "builtin" => t.builtin_dense_weight = x,
+            "densecjk" => t.cjk_dense_weight = x,
             "minsim" => t.dense_min_similarity = x,
             _ if k.starts_with('w') => t.weights[k[1..].parse::<usize>().expect("field")] = x,
             _ if k.starts_with('b') => t.b[k[1..].parse::<usize>().expect("field")] = x,
@@ -1664,6 +1685,7 @@ struct Args {
     words_only: bool,
     zh: bool,
     steps: bool,
+    half: Option<usize>,
 }
 
 fn parse_args() -> Args {
@@ -1688,6 +1710,7 @@ fn parse_args() -> Args {
         words_only: false,
         zh: false,
         steps: false,
+        half: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -1710,6 +1733,14 @@ fn parse_args() -> Args {
             "--words-only" => args.words_only = true,
             "--zh" => args.zh = true,
             "--steps" => args.steps = true,
+            "--half" => {
+                let half = it.next().unwrap_or_default();
+                args.half = match half.as_str() {
+                    "1" => Some(0),
+                    "2" => Some(1),
+                    _ => panic!("--half takes 1 or 2, not {half:?}"),
+                }
+            }
             "--text" => {
                 args.text = match it.next().as_deref() {
                     Some("plain") => EmbedText::Plain,
@@ -1894,6 +1925,11 @@ fn main() {
     if let Some(names) = &args.sets {
         let wanted: Vec<&str> = names.split(',').map(str::trim).collect();
         sets.retain(|s| wanted.contains(&s.name));
+    }
+    if let Some(half) = args.half {
+        for set in &mut sets {
+            keep_half(set, half);
+        }
     }
     if let Some(layout) = args.layout {
         for set in &mut sets {

@@ -16,7 +16,7 @@
 use super::filter::passes;
 use super::index::Store;
 use super::query::WordQuery;
-use super::tokenize::is_cjk;
+use super::tokenize::{mostly_cjk, word_count};
 use super::vector::{Vectors, dot};
 use super::{SearchHit, SearchOptions, Tuning, rank};
 
@@ -76,23 +76,6 @@ fn push_sentence<'a>(out: &mut Vec<&'a str>, piece: &'a str) {
     if word_count(piece) >= 2 {
         out.push(piece);
     }
-}
-
-/// The words of a sentence: its white-space separated tokens, where Chinese or Japanese
-/// text, written without spaces, counts one word per two characters (roughly a Chinese word's
-/// length, so `你好` is one word like `Hi`, and `查天气` two).
-fn word_count(text: &str) -> usize {
-    text.split_whitespace()
-        .map(|token| {
-            let cjk = token.chars().filter(|&c| is_cjk(c)).count();
-            if cjk == 0 {
-                1
-            } else {
-                let other = token.chars().any(|c| c.is_alphanumeric() && !is_cjk(c));
-                cjk.div_ceil(2) + usize::from(other)
-            }
-        })
-        .sum()
 }
 
 /// Mean and standard deviation of a score over a population, as `z = (x - mean) * scale`.
@@ -188,6 +171,14 @@ fn similarities(
     }
 }
 
+/// The dense side's share of the fused score.
+pub(crate) struct DenseWeight {
+    /// For a request mostly in CJK scripts over a catalog mostly described in them.
+    pub cjk: f64,
+    /// For every other request and catalog.
+    pub other: f64,
+}
+
 /// Fuses the word ranking of `query` (weight `1 − dense_weight`) with the similarity of each
 /// tool's vector to the query vectors (`query_vectors`: the whole query's embedding, then
 /// optionally its sentences', each `vectors.dim` floats). Candidates are the word hits and the
@@ -197,7 +188,7 @@ pub(crate) fn hybrid(
     store: &Store,
     vectors: &Vectors,
     t: &Tuning,
-    dense_weight: f64,
+    dense_weight: DenseWeight,
     query: WordQuery,
     query_vectors: &[f32],
     opts: &SearchOptions,
@@ -225,20 +216,30 @@ pub(crate) fn hybrid(
     for &(slot, s) in &lexical {
         word_score[slot as usize] = s;
     }
-    let a = dense_weight.clamp(0.0, 1.0);
+    // One weight for the whole ranking: a Chinese request's similarities run higher for any
+    // Chinese text than for English text, so a weight per tool language lifted the few Chinese
+    // tools of an English catalog for every Chinese request (docs/search-ranking.md).
+    let cjk = mostly_cjk(query.typed) && store.live_cjk * 2 > store.live;
+    let a = if cjk {
+        dense_weight.cjk
+    } else {
+        dense_weight.other
+    }
+    .clamp(0.0, 1.0);
     let floor = t.dense_min_similarity as f32;
     let mut hits: Vec<(f64, &str)> = store
         .docs
         .iter()
         .enumerate()
         .filter_map(|(slot, doc)| {
+            let doc = doc.as_ref()?;
             let sim = sims[slot];
             if word_score[slot] <= 0.0 && !sim.is_some_and(|s| s >= floor) {
                 return None;
             }
             let zd = sim.map_or(0.0, |s| dense.z(s as f64));
             let score = (1.0 - a) * words.z(word_score[slot]) + a * zd;
-            Some((score, doc.as_ref()?.name.as_str()))
+            Some((score, doc.name.as_str()))
         })
         .collect();
     let best_first =

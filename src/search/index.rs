@@ -60,6 +60,8 @@ pub(crate) struct Doc {
     pub namespace: String,
     pub label: String,
     pub description: String,
+    /// Most of the description's words are Chinese, Japanese or Korean.
+    pub cjk: bool,
 }
 
 /// Term dictionary, postings and per-document data. Fields are `pub(crate)` for the scorer.
@@ -83,6 +85,9 @@ pub(crate) struct Store {
     pub postings: Vec<PostingList>,
     pub field_totals: [u64; NF],
     pub live: usize,
+    /// How many of the live documents are [`Doc::cjk`] (hybrid search weighs a CJK request's
+    /// words apart in a mostly CJK catalog: `Tuning::cjk_dense_weight`).
+    pub live_cjk: usize,
 }
 
 /// The term dictionary: a hash map for the hot lookups (indexing, query words), an ordered
@@ -504,23 +509,26 @@ impl Store {
             *total += l as u64;
         }
         self.doc_lens[slot as usize] = lens;
+        let cjk = super::tokenize::mostly_cjk(doc.description);
         self.docs[slot as usize] = Some(Doc {
             name: doc.name.to_owned(),
             namespace: doc.namespace.to_owned(),
             label: doc.namespace_label.to_owned(),
             description: doc.description.to_owned(),
+            cjk,
         });
         self.by_name.insert(doc.name.to_owned(), slot);
         self.live += 1;
+        self.live_cjk += usize::from(cjk);
     }
 
     pub fn remove(&mut self, name: &str) -> bool {
         let Some(slot) = self.by_name.remove(name) else {
             return false;
         };
-        if self.docs[slot as usize].take().is_none() {
+        let Some(removed) = self.docs[slot as usize].take() else {
             return false;
-        }
+        };
         let doc_terms = std::mem::take(&mut self.doc_terms[slot as usize]);
         for &(tid, pos) in &doc_terms {
             let list = &mut self.postings[tid as usize];
@@ -541,6 +549,7 @@ impl Store {
         }
         self.free.push(slot);
         self.live -= 1;
+        self.live_cjk -= usize::from(removed.cjk);
         true
     }
 
@@ -557,9 +566,10 @@ impl Store {
     #[cfg(test)]
     pub fn check_invariants(&self) {
         let mut totals = [0u64; NF];
-        let mut live = 0;
+        let (mut live, mut live_cjk) = (0, 0);
         for (slot, doc) in self.live_docs() {
             live += 1;
+            live_cjk += usize::from(doc.cjk);
             for (back, &(tid, pos)) in self.doc_terms[slot as usize].iter().enumerate() {
                 let p = self.postings[tid as usize][pos as usize];
                 assert_eq!((p.doc, p.back), (slot, back as u32));
@@ -569,7 +579,7 @@ impl Store {
             }
             assert_eq!(self.by_name.get(&doc.name), Some(&slot));
         }
-        assert_eq!(live, self.live);
+        assert_eq!((live, live_cjk), (self.live, self.live_cjk));
         assert_eq!(totals, self.field_totals);
         // Every dictionary term is used, every used id is in the dictionary.
         for (term, id) in self.terms.iter() {

@@ -168,6 +168,12 @@ pub struct Tuning {
     /// Hybrid search with the built-in static embeddings: their dense weight (a weaker model
     /// earns less say).
     pub builtin_dense_weight: f64,
+    /// Hybrid search with a host's or the local model's vectors: the dense weight for a tool
+    /// described mostly in Chinese, Japanese or Korean when the request is mostly in those
+    /// scripts too. Words meet there as character pairs, which match less reliably than a model
+    /// that reads both texts; a Chinese request's word evidence for an English tool (its
+    /// dictionary glosses) keeps `dense_weight` (docs/search-ranking.md).
+    pub cjk_dense_weight: f64,
     /// Hybrid search: tools less similar than this (cosine) to the query are not dense
     /// candidates, so a query that fits nothing still returns nothing.
     pub dense_min_similarity: f64,
@@ -193,6 +199,7 @@ impl Default for Tuning {
             min_relative_score: 0.05,
             dense_weight: 0.6,
             builtin_dense_weight: 0.4,
+            cjk_dense_weight: 0.75,
             dense_min_similarity: 0.2,
         }
     }
@@ -523,11 +530,16 @@ impl SearchIndex {
             }
             (None, false) => return self.search(query, opts),
         };
-        // The vectors' source sets the weight, whoever embedded the query.
+        // The vectors' source sets the weight, whoever embedded the query. The built-in table
+        // reads English only (the JS layer ranks a Chinese request by words with it).
         let dense_weight = if self.builtin {
-            self.tuning.builtin_dense_weight
+            let w = self.tuning.builtin_dense_weight;
+            fuse::DenseWeight { other: w, cjk: w }
         } else {
-            self.tuning.dense_weight
+            fuse::DenseWeight {
+                other: self.tuning.dense_weight,
+                cjk: self.tuning.cjk_dense_weight,
+            }
         };
         let dim = self.vectors.dim;
         if dim == 0 || self.vectors.ready == 0 {

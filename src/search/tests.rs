@@ -778,6 +778,89 @@ fn hybrid_takes_each_tools_best_match_over_the_query_sentences() {
     assert_eq!(found, ["forecast_lookup", "send_mail"]);
 }
 
+/// Two tools where words and vectors disagree: `words_pick`'s description shares the
+/// request's words, `dense_pick`'s vector is the request's. Ranked with `dense_weight` 0.1 and
+/// `cjk_dense_weight` 0.9, or the other way round (`cjk_first`).
+fn disagreeing_pair(request: &str, words_pick: T, dense_pick: T, cjk_first: bool) -> String {
+    let (cjk, other) = if cjk_first { (0.9, 0.1) } else { (0.1, 0.9) };
+    let mut idx = SearchIndex::with_tuning(Tuning {
+        cjk_dense_weight: cjk,
+        dense_weight: other,
+        ..Tuning::default()
+    });
+    idx.enable_vectors();
+    for (t, v) in [(&words_pick, [1.0, 0.0]), (&dense_pick, [0.0, 1.0])] {
+        put(&mut idx, t);
+        let text = embedding_text(t.name, t.label, t.desc);
+        assert!(idx.set_vector(t.name, &text, &v).unwrap());
+    }
+    let hits = idx
+        .search_hybrid(request, Some(&[0.2, 1.0]), &SearchOptions::default())
+        .unwrap();
+    hits[0].name.clone()
+}
+
+#[test]
+fn a_cjk_request_over_a_cjk_catalog_weighs_meaning_with_its_own_weight() {
+    // Chinese request, tools described in Chinese: `cjk_dense_weight` decides.
+    let chinese = || {
+        (
+            tool("forecast", "wx", "查询天气预报"),
+            tool("rain_odds", "wx", "降雨概率"),
+        )
+    };
+    let (w, d) = chinese();
+    assert_eq!(
+        disagreeing_pair("帮我查一下天气预报", w, d, true),
+        "rain_odds"
+    );
+    let (w, d) = chinese();
+    assert_eq!(
+        disagreeing_pair("帮我查一下天气预报", w, d, false),
+        "forecast"
+    );
+    // Chinese request, tools described in English: `dense_weight` decides, whatever
+    // `cjk_dense_weight` is.
+    let english = || {
+        (
+            tool(
+                "github_issues",
+                "gh",
+                "List the issues of a GitHub repository",
+            ),
+            tool("repo_stats", "gh", "Statistics of a code repository"),
+        )
+    };
+    let (w, d) = english();
+    assert_eq!(
+        disagreeing_pair("查看github仓库的问题", w, d, true),
+        "github_issues"
+    );
+    let (w, d) = english();
+    assert_eq!(
+        disagreeing_pair("查看github仓库的问题", w, d, false),
+        "repo_stats"
+    );
+    // English request, tools described in Chinese: `dense_weight` too.
+    let (w, d) = (
+        tool("forecast", "wx", "查询天气预报 forecast"),
+        tool("rain_odds", "wx", "降雨概率"),
+    );
+    assert_eq!(
+        disagreeing_pair("show the forecast", w, d, true),
+        "forecast"
+    );
+    // Chinese request, a catalog not mostly Chinese (one tool of two): `dense_weight`.
+    let (w, d) = (
+        tool("forecast", "wx", "查询天气预报"),
+        tool("rain_odds", "wx", "Chance of rain"),
+    );
+    assert_eq!(
+        disagreeing_pair("帮我查一下天气预报", w, d, true),
+        "forecast"
+    );
+}
+
 #[test]
 fn hybrid_applies_filters_to_dense_hits() {
     let idx = hybrid_catalog();

@@ -216,6 +216,36 @@ pub(crate) fn without_cjk_stopwords(run: &str, mut f: impl FnMut(&str)) {
     }
 }
 
+/// The words of a text: its white-space separated tokens, where Chinese or Japanese text,
+/// written without spaces, counts one word per two characters (roughly a Chinese word's
+/// length, so `你好` is one word like `Hi`, and `查天气` two).
+pub(crate) fn word_count(text: &str) -> usize {
+    let (all, _) = words_and_cjk_words(text);
+    all
+}
+
+/// Whether most of a text's words ([`word_count`]) are CJK: `帮我查一下北京天气` and
+/// `[Feishu/Lark]-智能门禁-获取门禁记录列表` are, `search github issues about 内存泄漏` is not.
+pub(crate) fn mostly_cjk(text: &str) -> bool {
+    let (all, cjk) = words_and_cjk_words(text);
+    cjk * 2 > all
+}
+
+fn words_and_cjk_words(text: &str) -> (usize, usize) {
+    let (mut all, mut cjk_words) = (0, 0);
+    for token in text.split_whitespace() {
+        let cjk = token.chars().filter(|&c| is_cjk(c)).count();
+        let other = token.chars().any(|c| c.is_alphanumeric() && !is_cjk(c));
+        if cjk == 0 {
+            all += 1;
+        } else {
+            cjk_words += cjk.div_ceil(2);
+            all += cjk.div_ceil(2) + usize::from(other);
+        }
+    }
+    (all, cjk_words)
+}
+
 /// Han, Hiragana, Katakana and Hangul: scripts written without spaces between words.
 pub fn is_cjk(c: char) -> bool {
     matches!(c as u32,
@@ -548,6 +578,20 @@ mod tests {
         assert_eq!(t("Café Überweisung"), ["caf", "uberweisung"]);
         assert_eq!(t("ÉCOLE"), t("ecole"));
         assert_eq!(t("Straße"), ["strass"]);
+    }
+
+    #[test]
+    fn a_text_is_mostly_cjk_when_most_of_its_words_are() {
+        assert!(mostly_cjk("帮我查一下北京天气"));
+        assert!(mostly_cjk(
+            "[Feishu/Lark]-智能门禁-门禁记录-获取门禁记录列表"
+        ));
+        assert!(mostly_cjk("查看github仓库的问题"));
+        assert!(!mostly_cjk("search github issues about 内存泄漏"));
+        assert!(!mostly_cjk("List the issues of a GitHub repository"));
+        // Half is not most: `北京` is one word against `weather`.
+        assert!(!mostly_cjk("weather 北京"));
+        assert!(!mostly_cjk(""));
     }
 
     #[test]
