@@ -227,7 +227,9 @@ describe('failures in one sentence', () => {
   it('a long stderr keeps the line that names the cause; --verbose shows all of it', async () => {
     const script = "console.error('Error: ERR_MODULE_NOT_FOUND: cannot find package zod'); for (let i = 0; i < 30; i++) console.error('    at frame ' + i); process.exit(1)"
     const file = writeConfig({ mcpServers: { broken: { command: process.execPath, args: ['-e', script] } } })
-    const [run, verbose] = await Promise.all([runCli(['audit', '--config', file]), runCli(['audit', '--config', file, '--verbose'])])
+    // Both run the server: without --refresh, the one that starts second could take the
+    // failure the other just remembered (which keeps no stderr) instead.
+    const [run, verbose] = await Promise.all([runCli(['audit', '--config', file, '--refresh']), runCli(['audit', '--config', file, '--verbose', '--refresh'])])
     expect(run.stdout).toContain('broken (mcpServers.broken): the server process exited with status 1 before it was ready; its stderr says why')
     expect(run.stdout).toContain('| Error: ERR_MODULE_NOT_FOUND: cannot find package zod\n      | …\n      |     at frame 20\n')
     expect(run.stdout).not.toContain('at frame 19\n')

@@ -41,6 +41,9 @@ describe('a broken server costs one command, not every command', () => {
       else if (args[0] !== 'report') expect(run.stderr, args[0]).toMatch(/hanging is left out: did not answer within 3 s[^\n]*failed \d+ min ago[^\n]*--refresh tries it now/)
     }
     expect(live.starts()).toBe(1) // listed once, then served from the cache
+    const table = await runCli(['audit', '--config', file, '--timeout', '20000'], { env })
+    expect(table.stdout).toContain('stderr:  (not kept from the earlier command: --refresh runs the server again)')
+    expect(hanging.starts()).toBe(1)
 
     // Naming the server, or --refresh, tries it again.
     const named = await runCli(['inspect', 'hanging/echo', '--config', file, '--timeout', '2000'], { env })

@@ -71,7 +71,9 @@ export function formatFailure(s, { verbose = false, indent = '' } = {}) {
   if (verbose) out.push(`${indent}error:   ${s.details ?? s.error}`)
   if (stdio) {
     const lines = stderrLines(s.stderrTail ?? '', verbose)
-    out.push(lines.length ? `${indent}stderr:\n${lines.map((l) => `${indent}  | ${l}`).join('\n')}` : `${indent}stderr:  (empty)`)
+    // A remembered failure keeps no stderr (it may hold secrets); the server ran in an earlier command.
+    const none = s.rememberedAt ? '(not kept from the earlier command: --refresh runs the server again)' : '(empty)'
+    out.push(lines.length ? `${indent}stderr:\n${lines.map((l) => `${indent}  | ${l}`).join('\n')}` : `${indent}stderr:  ${none}`)
   }
   if (!verbose) out.push(`${indent}${pc.dim('(--verbose shows the full error)')}`)
   return out.join('\n')
