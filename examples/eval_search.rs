@@ -46,7 +46,7 @@ use serde_json::{Value, json};
 use toolreg::registry::{Defer, EntrySpec, Registry};
 use toolreg::search::bridge::LanguageBridge;
 use toolreg::search::{
-    PhraseIdf, SearchDoc, SearchHit, SearchIndex, SearchOptions, Tuning, embedding_text,
+    CjkIdfCap, PhraseIdf, SearchDoc, SearchHit, SearchIndex, SearchOptions, Tuning, embedding_text,
     query_sentences, tokenize, whole_query_vector,
 };
 
@@ -399,11 +399,12 @@ fn load_heldout() -> Vec<DataSet> {
 
 /// The Chinese and cross-language sets written by `scripts/fetch_zh.py` (`--zh`): Chinese
 /// requests to Chinese-described tools (`Lark-zh`, `Agents-zh`), Chinese requests to English
-/// ones (`Lark-zh-en`, `BFCL-ZH`), English requests to Chinese ones (`Lark-en-zh`,
-/// `LiveMCP-en-zh`).
-const ZH_SETS: [&str; 6] = [
+/// ones (`Lark-zh-en`, `BFCL-ZH`; `Lark-zh-en-mixed` among a few Chinese-described tools),
+/// English requests to Chinese ones (`Lark-en-zh`, `LiveMCP-en-zh`).
+const ZH_SETS: [&str; 7] = [
     "Lark-zh",
     "Lark-zh-en",
+    "Lark-zh-en-mixed",
     "Lark-en-zh",
     "LiveMCP-en-zh",
     "Agents-zh",
@@ -1640,6 +1641,14 @@ fn parse_tuning_on(mut t: Tuning, spec: &str) -> Tuning {
             }
             "surface" => t.surface_weight = x,
             "gloss" => t.gloss_weight = x,
+            "cjkcap" => {
+                t.cjk_idf_cap = match x as u8 {
+                    0 => CjkIdfCap::Off,
+                    1 => CjkIdfCap::CommonestSense,
+                    2 => CjkIdfCap::MeanSense,
+                    _ => CjkIdfCap::RarestSense,
+                }
+            }
             "surfaceh" => t.hybrid_surface_weight = x,
             "splitletters" => t.drop_split_letters = x != 0.0,
             "prefix" => t.prefix_weight = x,

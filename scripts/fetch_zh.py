@@ -179,6 +179,26 @@ def livemcp_set(data_dir, out_dir):
     write(out_dir, "LiveMCP-en-zh", tools, queries)
 
 
+# --- A mixed catalog: Lark's English tools and LiveMCPBench's Chinese ones ------------------
+
+
+def mixed_set(out_dir):
+    """Lark-zh-en's Chinese requests over its English tools plus the tools LiveMCPBench's
+    servers describe in Chinese (trends, 12306, recipes, ...; none of them relevant): a user's
+    catalog is mostly English with a few Chinese servers, where a Chinese word is rare whatever
+    it means."""
+    lark = json.load(open(os.path.join(out_dir, "Lark-zh-en.json"), encoding="utf-8"))
+    live = json.load(open(os.path.join(out_dir, "LiveMCP-en-zh.json"), encoding="utf-8"))
+    # Described in Chinese: most of its words (a Chinese word per two characters) are.
+    def chinese(text):
+        han = len(CJK.findall(text))
+        latin = len(re.findall(r"[A-Za-z0-9]+", text))
+        return han > 0 and (han + 1) // 2 > latin
+
+    extra = [t for t in live["tools"] if chinese(t["description"])]
+    write(out_dir, "Lark-zh-en-mixed", lark["tools"] + extra, lark["queries"])
+
+
 # --- Agent frameworks: erniebot-agent's example requests --------------------------------------
 
 CLASS_ATTR = re.compile(
@@ -245,6 +265,7 @@ def main():
     data_dir = os.environ.get("TOOLREG_DATA") or next(p for p in candidates if os.path.isdir(p))
     lark_sets(paths["larksuiteoapi/lark-mcp"], out_dir)
     livemcp_set(data_dir, out_dir)
+    mixed_set(out_dir)
     agents_set(paths, out_dir)
     bfcl_zh_set(os.environ.get("TOOLREG_HELDOUT") or os.path.join(ROOT, "target", "heldout"), out_dir)
 

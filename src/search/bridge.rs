@@ -115,6 +115,11 @@ impl LanguageBridge {
         out
     }
 
+    /// The glosses of one term, when the dictionary has it.
+    pub(crate) fn term_glosses(&self, term: &str) -> Option<&str> {
+        self.glosses.get(term).map(|g| &**g)
+    }
+
     /// Forward maximum matching: at each position the longest term the dictionary has; a
     /// character it does not know is skipped.
     fn segment<'t>(&self, run: &'t str, mut f: impl FnMut(&'t str)) {

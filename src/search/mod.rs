@@ -157,6 +157,8 @@ pub struct Tuning {
     pub request_word_weight: f64,
     /// Query weight of an English gloss of a Chinese term (`bridge`), relative to a typed word.
     pub gloss_weight: f64,
+    /// How a Chinese query term's IDF is capped by its glosses' (`query.rs`, `meaning_idf`).
+    pub cjk_idf_cap: CjkIdfCap,
     /// Exponent applied to a query word's repeat count (1 = linear, 0 = ignore repeats).
     pub query_tf_exponent: f64,
     /// Hits scoring below this fraction of the best hit are dropped (matches on one stray
@@ -195,6 +197,7 @@ impl Default for Tuning {
             prefix_min_len: 4,
             request_word_weight: 0.5,
             gloss_weight: 0.5,
+            cjk_idf_cap: CjkIdfCap::CommonestSense,
             query_tf_exponent: 0.5,
             min_relative_score: 0.05,
             dense_weight: 0.6,
@@ -203,6 +206,19 @@ impl Default for Tuning {
             dense_min_similarity: 0.2,
         }
     }
+}
+
+/// The cap on a Chinese query term's inverse document frequency from its dictionary glosses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CjkIdfCap {
+    /// None: the term's own rarity in the catalog.
+    Off,
+    /// Its commonest gloss word's IDF.
+    CommonestSense,
+    /// The mean of its gloss words' IDFs.
+    MeanSense,
+    /// Its rarest gloss word's IDF.
+    RarestSense,
 }
 
 /// The inverse document frequency a phrase term is scored with.

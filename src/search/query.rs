@@ -11,7 +11,7 @@ use super::index::Store;
 use super::index::gloss_term;
 use super::rank::idf;
 use super::tokenize::{TermKind, analyze_tagged, exact_key, is_request_word, phrase_key_into};
-use super::{PhraseIdf, Tuning};
+use super::{CjkIdfCap, PhraseIdf, Tuning};
 
 /// One distinct query term, resolved against the dictionary.
 #[derive(Clone, Debug)]
@@ -145,9 +145,18 @@ pub(crate) fn parse(store: &Store, word_query: WordQuery, tuning: &Tuning) -> Op
                         add(t, false, Origin::Surface { request }, f64::INFINITY);
                     }
                 }
-                TermKind::Compound | TermKind::Cjk => {
+                TermKind::Compound => {
                     request = is_request_word(t);
                     add(t, required, Origin::Word, f64::INFINITY)
+                }
+                TermKind::Cjk => {
+                    request = false;
+                    add(
+                        t,
+                        required,
+                        Origin::Word,
+                        meaning_idf(store, tuning, t, &df),
+                    )
                 }
             }
         }
@@ -267,6 +276,45 @@ fn dedupe(terms: &mut Vec<QueryTerm>) {
         }
     }
     *terms = out;
+}
+
+/// The highest IDF a Chinese term of a request may count with: that of its meaning, when a
+/// bilingual dictionary knows it. In a catalog described mostly in English a Chinese word is
+/// rare whatever it means, so `获取` ("get") would count as much as `勋章` ("badge") and lift
+/// the few tools described in Chinese for every request that says it; its English glosses'
+/// rarity says how much it tells apart: the term's cap is the IDF of its commonest gloss word
+/// (its commonest sense) in the tools' own words. Not as a gloss of their Chinese text: a
+/// Chinese catalog's glosses hold every sense of every term, where the Chinese term's own
+/// frequency already says how common it is. No dictionary, no gloss, or a gloss no tool holds:
+/// no cap.
+fn meaning_idf(store: &Store, tuning: &Tuning, term: &str, df: &impl Fn(&str) -> usize) -> f64 {
+    if tuning.cjk_idf_cap == CjkIdfCap::Off {
+        return f64::INFINITY;
+    }
+    let Some(glosses) = store.bridge.as_deref().and_then(|b| b.term_glosses(term)) else {
+        return f64::INFINITY;
+    };
+    let live = store.live as f64;
+    let mut idfs: Vec<f64> = Vec::new();
+    for word in glosses.split_whitespace() {
+        analyze_tagged(word, |t, kind| {
+            if kind == TermKind::Word {
+                let n = df(t);
+                if n > 0 {
+                    idfs.push(idf(live, n as f64));
+                }
+            }
+        });
+    }
+    if idfs.is_empty() {
+        return f64::INFINITY;
+    }
+    match tuning.cjk_idf_cap {
+        CjkIdfCap::Off => f64::INFINITY,
+        CjkIdfCap::CommonestSense => idfs.iter().copied().fold(f64::INFINITY, f64::min),
+        CjkIdfCap::MeanSense => idfs.iter().sum::<f64>() / idfs.len() as f64,
+        CjkIdfCap::RarestSense => idfs.iter().copied().fold(0.0, f64::max),
+    }
 }
 
 #[cfg(test)]

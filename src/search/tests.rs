@@ -1273,6 +1273,64 @@ fn a_dictionary_glosses_chinese_descriptions_for_english_requests() {
     assert_eq!(glossing.store.terms.len(), plain.store.terms.len());
 }
 
+/// A catalog mostly in English with a few tools described in Chinese: a Chinese request's
+/// common word (`获取`, "get") is rare there only because Chinese is, and counts no more than
+/// its meaning does in the catalog.
+#[test]
+fn a_chinese_word_is_no_rarer_than_its_meaning() {
+    let bridge = std::sync::Arc::new(
+        bridge::LanguageBridge::parse("获取\tget obtain\n勋章\tbadge medal\n").unwrap(),
+    );
+    let mut tools = vec![
+        tool("get-weibo-trending", "trends", "获取微博热搜榜"),
+        tool("get-zhihu-trending", "trends", "获取知乎热榜"),
+        tool("award_details", "admin", "Details of a badge: its name and image"),
+    ];
+    for name in ["get_user", "get_file", "get_issue", "get_repo", "get_page", "get_event"] {
+        tools.push(tool(name, "api", "Get one item by its id"));
+    }
+    let ranked = |cap: CjkIdfCap| {
+        let mut idx = SearchIndex::with_tuning(Tuning {
+            cjk_idf_cap: cap,
+            ..Tuning::default()
+        });
+        idx.set_language_bridge(Some(bridge.clone()));
+        for t in &tools {
+            put(&mut idx, t);
+        }
+        q(&idx, "获取勋章")
+    };
+    // Rare as a Chinese word, 获取 outweighs the gloss that names the tool asked for.
+    let uncapped = ranked(CjkIdfCap::Off);
+    assert!(uncapped[0].ends_with("-trending"), "{uncapped:?}");
+    // As rare as "get": the badge tool first.
+    assert_eq!(ranked(CjkIdfCap::CommonestSense)[0], "award_details");
+    // A Chinese catalog: the term's own rarity counts (no English text to compare with).
+    let chinese = [
+        tool("get-weibo-trending", "trends", "获取微博热搜榜"),
+        tool("badge.get", "admin", "获取勋章详情"),
+        tool("badge.create", "admin", "创建勋章"),
+    ];
+    let mut idx = SearchIndex::new();
+    idx.set_language_bridge(Some(bridge.clone()));
+    for t in &chinese {
+        put(&mut idx, t);
+    }
+    let mut plain = SearchIndex::with_tuning(Tuning {
+        cjk_idf_cap: CjkIdfCap::Off,
+        ..Tuning::default()
+    });
+    plain.set_language_bridge(Some(bridge));
+    for t in &chinese {
+        put(&mut plain, t);
+    }
+    let opts = SearchOptions::default();
+    assert_eq!(
+        idx.search("获取勋章", &opts).unwrap(),
+        plain.search("获取勋章", &opts).unwrap()
+    );
+}
+
 /// Glosses are terms of their own: a Chinese request (whose own glosses never read them) and
 /// every typed word's rarity score as if no description were glossed.
 #[test]
