@@ -1284,9 +1284,20 @@ fn a_chinese_word_is_no_rarer_than_its_meaning() {
     let mut tools = vec![
         tool("get-weibo-trending", "trends", "获取微博热搜榜"),
         tool("get-zhihu-trending", "trends", "获取知乎热榜"),
-        tool("award_details", "admin", "Details of a badge: its name and image"),
+        tool(
+            "award_details",
+            "admin",
+            "Details of a badge: its name and image",
+        ),
     ];
-    for name in ["get_user", "get_file", "get_issue", "get_repo", "get_page", "get_event"] {
+    for name in [
+        "get_user",
+        "get_file",
+        "get_issue",
+        "get_repo",
+        "get_page",
+        "get_event",
+    ] {
         tools.push(tool(name, "api", "Get one item by its id"));
     }
     let ranked = |cap: CjkIdfCap| {
