@@ -16,10 +16,11 @@
 //!
 //! Every output is that one chain wherever it is computed: AVX-512 VNNI (`vpdpbusd`, 16
 //! outputs per register), AVX2 (the same dot product as `vpmaddubsw` + `vpmaddwd`: its pair
-//! sums, at most 2 · 15 · 128, cannot saturate) or the scalar loop (other CPUs and the
-//! columns past the last group of 16). The integer sums are exact and the float steps the
-//! same, so a text gets the same vector alone, in a batch, on any thread and on any of the
-//! three paths.
+//! sums, at most 2 · 15 · 128, cannot saturate), on arm64 SDOT (4 outputs per register) or
+//! baseline NEON (products widened to i16 and summed there over a block, at most
+//! 2 · 8 · 15 · 128), or the scalar loop (other CPUs and the columns past the last group of
+//! 16). The integer sums are exact and the float steps the same, so a text gets the same
+//! vector alone, in a batch, on any thread and on any of the paths.
 
 use super::quant::{Q4_BLOCK, Q4_BLOCK_BYTES};
 use super::safetensors::f16_to_f32;
@@ -28,7 +29,7 @@ use super::safetensors::f16_to_f32;
 pub const ARITHMETIC: &str =
     "q8: Q8_0 activations (nearest even), exact block sums, one fused multiply-add per block";
 
-/// Outputs per panel: one AVX-512 register of i32 lanes, two AVX2 ones.
+/// Outputs per panel: one AVX-512 register of i32 lanes, two AVX2 ones, four NEON ones.
 const GROUP: usize = 16;
 /// Inputs per 32-bit lane of a dot-product step.
 const QUAD: usize = 4;
@@ -195,34 +196,41 @@ pub fn xw(x: &Q8Rows, w: &Q4Weights, out: &mut [f32], out_stride: usize) {
 /// # Safety
 /// The operands of `p` are whole for `groups` panels.
 unsafe fn vector_groups(p: Raw, groups: usize) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: each kernel runs only where `path` found its features.
-    unsafe {
-        match path() {
-            Path::Vnni => x86::vnni(p, groups),
-            Path::Avx2 => x86::avx2(p, groups),
-            Path::Scalar => return 0,
-        }
-        groups
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (p, groups);
-        0
-    }
+    let kernel: unsafe fn(Raw, usize) = match path() {
+        #[cfg(target_arch = "x86_64")]
+        Path::Vnni => x86::vnni,
+        #[cfg(target_arch = "x86_64")]
+        Path::Avx2 => x86::avx2,
+        #[cfg(target_arch = "aarch64")]
+        Path::Sdot => aarch64::sdot,
+        #[cfg(target_arch = "aarch64")]
+        Path::Neon => aarch64::neon,
+        Path::Scalar => return 0,
+    };
+    // SAFETY: each kernel runs only where `path` found its features; the operands are the
+    // caller's.
+    unsafe { kernel(p, groups) };
+    groups
 }
 
 /// Which kernel runs on this CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-// Elsewhere than x86-64 only the portable loop exists (tests still name every path).
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) enum Path {
+    #[cfg(target_arch = "x86_64")]
     Vnni,
+    #[cfg(target_arch = "x86_64")]
     Avx2,
+    /// SDOT (`dotprod`): every Apple Silicon Mac, most arm64 servers since Neoverse N1.
+    #[cfg(target_arch = "aarch64")]
+    Sdot,
+    /// Baseline NEON (ARMv8.0: e.g. Cortex-A53/A57/A72, the Raspberry Pi 4, Graviton 1).
+    #[cfg(target_arch = "aarch64")]
+    Neon,
+    // Every arm64 CPU has NEON: there only the tests run the portable loop alone.
+    #[cfg_attr(all(target_arch = "aarch64", not(test)), allow(dead_code))]
     Scalar,
 }
 
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn path() -> Path {
     #[cfg(test)]
     if let Some(forced) = tests::FORCED.get() {
@@ -237,6 +245,16 @@ fn path() -> Path {
             return Path::Avx2;
         }
     }
+    // NEON is part of arm64's baseline (ARMv8.0); SDOT is not.
+    #[cfg(target_arch = "aarch64")]
+    {
+        if std::arch::is_aarch64_feature_detected!("dotprod") {
+            Path::Sdot
+        } else {
+            Path::Neon
+        }
+    }
+    #[cfg(not(target_arch = "aarch64"))]
     Path::Scalar
 }
 
@@ -264,8 +282,9 @@ impl Raw {
 }
 
 /// Outputs `from..to` of every row (`from` a multiple of [`GROUP`]), one chain each: the
-/// reference the vector kernels equal, and the kernel of other CPUs (its dot products run
-/// over the 16 outputs of a panel, which compilers vectorise).
+/// reference the vector kernels equal, and the kernel of other CPUs. LLVM does not vectorise
+/// it for arm64 (a byte load and a multiply-add per product, even with `dotprod` enabled),
+/// hence the NEON kernels.
 ///
 /// # Safety
 /// The operands of `p` are whole for `to` outputs.
@@ -308,44 +327,143 @@ unsafe fn scalar(p: Raw, from: usize, to: usize) {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-mod x86 {
+/// What the vector kernels share: a block of rows × registers of one panel's outputs, written
+/// once over [`Lanes`], whose methods are each an instruction or two of one CPU family.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod lanes {
     use super::{GROUP, Q4_BLOCK, QUAD, Raw};
-    use std::arch::x86_64::*;
+    use std::array::from_fn;
 
-    /// One register of i32 / f32 lanes, one output each: what a block needs of AVX-512 and
-    /// of AVX2. Each method is one intrinsic (two for AVX2's dot product), inlined into the
-    /// kernel that enables its features.
+    /// A register of f32 lanes, one output's chain each.
+    pub(super) trait Floats: Copy {
+        unsafe fn zero() -> Self;
+        unsafe fn load(p: *const f32) -> Self;
+        unsafe fn store(self, p: *mut f32);
+        /// `isum · (w · d) + self` per lane: the scale's product rounded once, then one fused
+        /// multiply-add (the scalar chain's steps).
+        unsafe fn scale_fma(self, isum: Self, w: Self, d: f32) -> Self;
+    }
+
+    /// The integer sums of `N` outputs over one block: set by `zero`, then `dot` once per
+    /// quad of the block's inputs (`Q4_BLOCK / QUAD` times), then read by `minus_to_f`.
     pub(super) trait Lanes: Copy {
         /// Outputs per register.
         const N: usize;
-        type F: Copy;
-        unsafe fn zero_i() -> Self;
-        unsafe fn zero_f() -> Self::F;
+        type F: Floats;
+        /// A register of codes: `N` lanes of 4 codes each, or one quad in every lane.
+        type Codes: Copy;
+        unsafe fn zero() -> Self;
         /// `N` lanes of 4 unsigned codes.
-        unsafe fn load_codes(p: *const u8) -> Self;
+        unsafe fn load_codes(p: *const u8) -> Self::Codes;
         /// The 4 signed codes at `p` in every lane.
-        unsafe fn splat_quad(p: *const i8) -> Self;
+        unsafe fn splat_quad(p: *const i8) -> Self::Codes;
         /// `self + Σ` of the 4 products of each lane's unsigned `w` and signed `a` codes.
-        unsafe fn dot(self, w: Self, a: Self) -> Self;
+        unsafe fn dot(self, w: Self::Codes, a: Self::Codes) -> Self;
         /// `float(self − c)` in each lane.
         unsafe fn minus_to_f(self, c: i32) -> Self::F;
-        unsafe fn load_f(p: *const f32) -> Self::F;
-        unsafe fn store_f(v: Self::F, p: *mut f32);
-        /// `a · b + acc` per lane with `a · (w · d)`, the scale's product rounded once.
-        unsafe fn scale_fma(acc: Self::F, isum: Self::F, w: Self::F, d: f32) -> Self::F;
+    }
+
+    /// Rows `i..i + R` × registers `0..V` of panel `g`'s outputs (`V · L::N` outputs; a
+    /// panel is `GROUP / L::N` registers wide): R × V integer and R × V float accumulators.
+    #[inline(always)]
+    #[allow(clippy::needless_range_loop)]
+    unsafe fn block<L: Lanes, const R: usize, const V: usize>(p: Raw, i: usize, g: usize) {
+        unsafe {
+            let k = p.nb * Q4_BLOCK;
+            let per_panel = GROUP / L::N;
+            // Register v covers panel g + v / per_panel, lanes (v % per_panel) · N onwards.
+            let lane = |v: usize| (g + v / per_panel, (v % per_panel) * L::N);
+            let out = |r: usize, v: usize| {
+                let (pg, l) = lane(v);
+                p.out.add((i + r) * p.os + pg * GROUP + l)
+            };
+            let mut acc = [[L::F::zero(); V]; R];
+            for r in 0..R {
+                for v in 0..V {
+                    acc[r][v] = L::F::load(out(r, v));
+                }
+            }
+            for b in 0..p.nb {
+                let mut sums = [[L::zero(); V]; R];
+                for q in 0..Q4_BLOCK / QUAD {
+                    let w: [L::Codes; V] = from_fn(|v| {
+                        let (pg, l) = lane(v);
+                        L::load_codes(p.w.add(p.panel(pg, b).0 + q * GROUP * QUAD + l * QUAD))
+                    });
+                    for r in 0..R {
+                        let a = L::splat_quad(p.a.add((i + r) * k + b * Q4_BLOCK + q * QUAD));
+                        for v in 0..V {
+                            sums[r][v] = sums[r][v].dot(w[v], a);
+                        }
+                    }
+                }
+                for r in 0..R {
+                    let at = (i + r) * p.nb + b;
+                    let (offset, d) = (8 * *p.sa.add(at), *p.da.add(at));
+                    for v in 0..V {
+                        let (pg, l) = lane(v);
+                        let dw = L::F::load(p.dw.add(p.panel(pg, b).1 + l));
+                        acc[r][v] = acc[r][v].scale_fma(sums[r][v].minus_to_f(offset), dw, d);
+                    }
+                }
+            }
+            for r in 0..R {
+                for v in 0..V {
+                    acc[r][v].store(out(r, v));
+                }
+            }
+        }
+    }
+
+    /// Every row over `V`-register strips of panels: blocks of `R` rows, then single rows.
+    #[inline(always)]
+    pub(super) unsafe fn strip<L: Lanes, const R: usize, const V: usize>(p: Raw, g: usize) {
+        unsafe {
+            let mut i = 0;
+            while i + R <= p.m {
+                block::<L, R, V>(p, i, g);
+                i += R;
+            }
+            while i < p.m {
+                block::<L, 1, V>(p, i, g);
+                i += 1;
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::Raw;
+    use super::lanes::{Floats, Lanes, strip};
+    use std::arch::x86_64::*;
+
+    impl Floats for __m512 {
+        #[inline(always)]
+        unsafe fn zero() -> Self {
+            unsafe { _mm512_setzero_ps() }
+        }
+        #[inline(always)]
+        unsafe fn load(p: *const f32) -> Self {
+            unsafe { _mm512_loadu_ps(p) }
+        }
+        #[inline(always)]
+        unsafe fn store(self, p: *mut f32) {
+            unsafe { _mm512_storeu_ps(p, self) }
+        }
+        #[inline(always)]
+        unsafe fn scale_fma(self, isum: Self, w: Self, d: f32) -> Self {
+            unsafe { _mm512_fmadd_ps(isum, _mm512_mul_ps(w, _mm512_set1_ps(d)), self) }
+        }
     }
 
     impl Lanes for __m512i {
         const N: usize = 16;
         type F = __m512;
+        type Codes = Self;
         #[inline(always)]
-        unsafe fn zero_i() -> Self {
+        unsafe fn zero() -> Self {
             unsafe { _mm512_setzero_si512() }
-        }
-        #[inline(always)]
-        unsafe fn zero_f() -> __m512 {
-            unsafe { _mm512_setzero_ps() }
         }
         #[inline(always)]
         unsafe fn load_codes(p: *const u8) -> Self {
@@ -363,30 +481,34 @@ mod x86 {
         unsafe fn minus_to_f(self, c: i32) -> __m512 {
             unsafe { _mm512_cvtepi32_ps(_mm512_sub_epi32(self, _mm512_set1_epi32(c))) }
         }
+    }
+
+    impl Floats for __m256 {
         #[inline(always)]
-        unsafe fn load_f(p: *const f32) -> __m512 {
-            unsafe { _mm512_loadu_ps(p) }
+        unsafe fn zero() -> Self {
+            unsafe { _mm256_setzero_ps() }
         }
         #[inline(always)]
-        unsafe fn store_f(v: __m512, p: *mut f32) {
-            unsafe { _mm512_storeu_ps(p, v) }
+        unsafe fn load(p: *const f32) -> Self {
+            unsafe { _mm256_loadu_ps(p) }
         }
         #[inline(always)]
-        unsafe fn scale_fma(acc: __m512, isum: __m512, w: __m512, d: f32) -> __m512 {
-            unsafe { _mm512_fmadd_ps(isum, _mm512_mul_ps(w, _mm512_set1_ps(d)), acc) }
+        unsafe fn store(self, p: *mut f32) {
+            unsafe { _mm256_storeu_ps(p, self) }
+        }
+        #[inline(always)]
+        unsafe fn scale_fma(self, isum: Self, w: Self, d: f32) -> Self {
+            unsafe { _mm256_fmadd_ps(isum, _mm256_mul_ps(w, _mm256_set1_ps(d)), self) }
         }
     }
 
     impl Lanes for __m256i {
         const N: usize = 8;
         type F = __m256;
+        type Codes = Self;
         #[inline(always)]
-        unsafe fn zero_i() -> Self {
+        unsafe fn zero() -> Self {
             unsafe { _mm256_setzero_si256() }
-        }
-        #[inline(always)]
-        unsafe fn zero_f() -> __m256 {
-            unsafe { _mm256_setzero_ps() }
         }
         #[inline(always)]
         unsafe fn load_codes(p: *const u8) -> Self {
@@ -408,86 +530,6 @@ mod x86 {
         #[inline(always)]
         unsafe fn minus_to_f(self, c: i32) -> __m256 {
             unsafe { _mm256_cvtepi32_ps(_mm256_sub_epi32(self, _mm256_set1_epi32(c))) }
-        }
-        #[inline(always)]
-        unsafe fn load_f(p: *const f32) -> __m256 {
-            unsafe { _mm256_loadu_ps(p) }
-        }
-        #[inline(always)]
-        unsafe fn store_f(v: __m256, p: *mut f32) {
-            unsafe { _mm256_storeu_ps(p, v) }
-        }
-        #[inline(always)]
-        unsafe fn scale_fma(acc: __m256, isum: __m256, w: __m256, d: f32) -> __m256 {
-            unsafe { _mm256_fmadd_ps(isum, _mm256_mul_ps(w, _mm256_set1_ps(d)), acc) }
-        }
-    }
-
-    /// Rows `i..i + R` × registers `0..V` of panel `g`'s outputs (`V · L::N` outputs; a
-    /// panel is `GROUP / L::N` registers wide): R × V integer and R × V float accumulators.
-    #[inline(always)]
-    #[allow(clippy::needless_range_loop)]
-    unsafe fn block<L: Lanes, const R: usize, const V: usize>(p: Raw, i: usize, g: usize) {
-        unsafe {
-            let k = p.nb * Q4_BLOCK;
-            let per_panel = GROUP / L::N;
-            // Register v covers panel g + v / per_panel, lanes (v % per_panel) · N onwards.
-            let lane = |v: usize| (g + v / per_panel, (v % per_panel) * L::N);
-            let mut acc = [[L::zero_f(); V]; R];
-            for r in 0..R {
-                for v in 0..V {
-                    let (pg, l) = lane(v);
-                    acc[r][v] = L::load_f(p.out.add((i + r) * p.os + pg * GROUP + l));
-                }
-            }
-            for b in 0..p.nb {
-                let mut sums = [[L::zero_i(); V]; R];
-                for q in 0..Q4_BLOCK / QUAD {
-                    let mut w = [L::zero_i(); V];
-                    for v in 0..V {
-                        let (pg, l) = lane(v);
-                        let at = p.panel(pg, b).0 + q * GROUP * QUAD + l * QUAD;
-                        w[v] = L::load_codes(p.w.add(at));
-                    }
-                    for r in 0..R {
-                        let a = L::splat_quad(p.a.add((i + r) * k + b * Q4_BLOCK + q * QUAD));
-                        for v in 0..V {
-                            sums[r][v] = sums[r][v].dot(w[v], a);
-                        }
-                    }
-                }
-                for r in 0..R {
-                    let at = (i + r) * p.nb + b;
-                    let (offset, d) = (8 * *p.sa.add(at), *p.da.add(at));
-                    for v in 0..V {
-                        let (pg, l) = lane(v);
-                        let dw = L::load_f(p.dw.add(p.panel(pg, b).1 + l));
-                        acc[r][v] = L::scale_fma(acc[r][v], sums[r][v].minus_to_f(offset), dw, d);
-                    }
-                }
-            }
-            for r in 0..R {
-                for v in 0..V {
-                    let (pg, l) = lane(v);
-                    L::store_f(acc[r][v], p.out.add((i + r) * p.os + pg * GROUP + l));
-                }
-            }
-        }
-    }
-
-    /// Every row over `V`-register strips of panels: blocks of `R` rows, then single rows.
-    #[inline(always)]
-    unsafe fn strip<L: Lanes, const R: usize, const V: usize>(p: Raw, g: usize) {
-        unsafe {
-            let mut i = 0;
-            while i + R <= p.m {
-                block::<L, R, V>(p, i, g);
-                i += R;
-            }
-            while i < p.m {
-                block::<L, 1, V>(p, i, g);
-                i += 1;
-            }
         }
     }
 
@@ -519,6 +561,162 @@ mod x86 {
         unsafe {
             for g in 0..groups {
                 strip::<__m256i, 2, 2>(p, g);
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+mod aarch64 {
+    use super::lanes::{Floats, Lanes, strip};
+    use super::{Q4_BLOCK, QUAD, Raw};
+    use std::arch::aarch64::*;
+
+    impl Floats for float32x4_t {
+        #[inline(always)]
+        unsafe fn zero() -> Self {
+            unsafe { vdupq_n_f32(0.0) }
+        }
+        #[inline(always)]
+        unsafe fn load(p: *const f32) -> Self {
+            unsafe { vld1q_f32(p) }
+        }
+        #[inline(always)]
+        unsafe fn store(self, p: *mut f32) {
+            unsafe { vst1q_f32(p, self) }
+        }
+        #[inline(always)]
+        unsafe fn scale_fma(self, isum: Self, w: Self, d: f32) -> Self {
+            unsafe { vfmaq_f32(self, isum, vmulq_n_f32(w, d)) }
+        }
+    }
+
+    /// The 4 signed codes at `p` in each 32-bit lane (a byte is the same code read as i8 or
+    /// as u8: the weights' codes are 0..15).
+    #[inline(always)]
+    unsafe fn splat_quad(p: *const i8) -> int8x16_t {
+        unsafe { vreinterpretq_s8_s32(vdupq_n_s32(p.cast::<i32>().read_unaligned())) }
+    }
+
+    /// The sums of 4 outputs with SDOT (`dotprod`): one instruction adds each lane's 4
+    /// products of signed bytes, exactly.
+    #[derive(Clone, Copy)]
+    struct Dot(int32x4_t);
+
+    impl Lanes for Dot {
+        const N: usize = 4;
+        type F = float32x4_t;
+        type Codes = int8x16_t;
+        #[inline(always)]
+        unsafe fn zero() -> Self {
+            unsafe { Dot(vdupq_n_s32(0)) }
+        }
+        #[inline(always)]
+        unsafe fn load_codes(p: *const u8) -> int8x16_t {
+            unsafe { vld1q_s8(p.cast()) }
+        }
+        #[inline(always)]
+        unsafe fn splat_quad(p: *const i8) -> int8x16_t {
+            unsafe { splat_quad(p) }
+        }
+        #[inline(always)]
+        unsafe fn dot(self, w: int8x16_t, a: int8x16_t) -> Self {
+            let mut sums = self.0;
+            // Stable Rust has no SDOT intrinsic yet (`vdotq_s32` is unstable), so the
+            // instruction itself; the assembler accepts it only in a function with `dotprod`.
+            // SAFETY: a register-only instruction, run only in `sdot`, which has `dotprod`.
+            unsafe {
+                std::arch::asm!(
+                    "sdot {sums:v}.4s, {w:v}.16b, {a:v}.16b",
+                    sums = inout(vreg) sums,
+                    w = in(vreg) w,
+                    a = in(vreg) a,
+                    options(pure, nomem, nostack, preserves_flags),
+                );
+            }
+            Dot(sums)
+        }
+        #[inline(always)]
+        unsafe fn minus_to_f(self, c: i32) -> float32x4_t {
+            unsafe { vcvtq_f32_s32(vsubq_s32(self.0, vdupq_n_s32(c))) }
+        }
+    }
+
+    /// The sums of 4 outputs with baseline NEON: each step's 16 products widened to i16
+    /// (SMLAL, SMLAL2) and added there over the whole block, lanes 0–1 in `low`, 2–3 in
+    /// `high`, 4 running sums per lane; pairs of those to i16, then to i32 only at the end.
+    #[derive(Clone, Copy)]
+    struct Widening {
+        low: int16x8_t,
+        high: int16x8_t,
+    }
+
+    /// |code_w · code_a| ≤ 15 · 128, one per running sum and step, `Q4_BLOCK / QUAD` steps a
+    /// block, then two running sums added: i16 holds every sum exactly.
+    const _: () = assert!(2 * (Q4_BLOCK / QUAD) * 15 * 128 <= i16::MAX as usize);
+
+    impl Lanes for Widening {
+        const N: usize = 4;
+        type F = float32x4_t;
+        type Codes = int8x16_t;
+        #[inline(always)]
+        unsafe fn zero() -> Self {
+            unsafe {
+                Widening {
+                    low: vdupq_n_s16(0),
+                    high: vdupq_n_s16(0),
+                }
+            }
+        }
+        #[inline(always)]
+        unsafe fn load_codes(p: *const u8) -> int8x16_t {
+            unsafe { vld1q_s8(p.cast()) }
+        }
+        #[inline(always)]
+        unsafe fn splat_quad(p: *const i8) -> int8x16_t {
+            unsafe { splat_quad(p) }
+        }
+        #[inline(always)]
+        unsafe fn dot(self, w: int8x16_t, a: int8x16_t) -> Self {
+            unsafe {
+                Widening {
+                    low: vmlal_s8(self.low, vget_low_s8(w), vget_low_s8(a)),
+                    high: vmlal_high_s8(self.high, w, a),
+                }
+            }
+        }
+        #[inline(always)]
+        unsafe fn minus_to_f(self, c: i32) -> float32x4_t {
+            unsafe {
+                // Adjacent pairs: element 2l and 2l + 1 of the result are lane l's halves.
+                let halves = vpaddq_s16(self.low, self.high);
+                let sums = vpaddlq_s16(halves);
+                vcvtq_f32_s32(vsubq_s32(sums, vdupq_n_s32(c)))
+            }
+        }
+    }
+
+    /// Panels `0..groups` with SDOT: one panel (four registers) × 3 rows at a time.
+    ///
+    /// # Safety
+    /// `dotprod` available; the operands whole for `groups` panels.
+    #[target_feature(enable = "dotprod")]
+    pub(super) unsafe fn sdot(p: Raw, groups: usize) {
+        unsafe {
+            for g in 0..groups {
+                strip::<Dot, 3, 4>(p, g);
+            }
+        }
+    }
+
+    /// Panels `0..groups` with baseline NEON: one panel (four registers) × 2 rows at a time.
+    ///
+    /// # Safety
+    /// The operands whole for `groups` panels.
+    pub(super) unsafe fn neon(p: Raw, groups: usize) {
+        unsafe {
+            for g in 0..groups {
+                strip::<Widening, 2, 4>(p, g);
             }
         }
     }
@@ -626,6 +824,15 @@ pub(crate) mod tests {
     /// The kernels this CPU can run, the scalar loop first.
     pub(crate) fn paths() -> Vec<Path> {
         let mut paths = vec![Path::Scalar];
+        #[cfg(target_arch = "aarch64")]
+        {
+            paths.push(Path::Neon);
+            if std::arch::is_aarch64_feature_detected!("dotprod") {
+                paths.push(Path::Sdot);
+            } else {
+                eprintln!("this CPU has no SDOT (dotprod): that kernel is not checked here");
+            }
+        }
         #[cfg(target_arch = "x86_64")]
         {
             if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
