@@ -15,7 +15,7 @@ use smallvec::SmallVec;
 use super::SearchDoc;
 use super::bridge::LanguageBridge;
 use super::hash::FastMap;
-use super::tokenize::{Analyzer, TermKind, exact_key, phrase_key_into};
+use super::tokenize::{Analyzer, TermKind, exact_key, mostly_cjk, phrase_key_into};
 
 /// Number of indexed fields.
 pub(crate) const NF: usize = 7;
@@ -60,8 +60,6 @@ pub(crate) struct Doc {
     pub namespace: String,
     pub label: String,
     pub description: String,
-    /// Most of the description's words are Chinese, Japanese or Korean.
-    pub cjk: bool,
 }
 
 /// Term dictionary, postings and per-document data. Fields are `pub(crate)` for the scorer.
@@ -85,8 +83,8 @@ pub(crate) struct Store {
     pub postings: Vec<PostingList>,
     pub field_totals: [u64; NF],
     pub live: usize,
-    /// How many of the live documents are [`Doc::cjk`] (hybrid search weighs a CJK request's
-    /// words apart in a mostly CJK catalog: `Tuning::cjk_dense_weight`).
+    /// How many of the live documents are described mostly in CJK scripts (hybrid search
+    /// weighs a CJK request's words apart in a mostly CJK catalog: `Tuning::cjk_dense_weight`).
     pub live_cjk: usize,
 }
 
@@ -509,17 +507,15 @@ impl Store {
             *total += l as u64;
         }
         self.doc_lens[slot as usize] = lens;
-        let cjk = super::tokenize::mostly_cjk(doc.description);
         self.docs[slot as usize] = Some(Doc {
             name: doc.name.to_owned(),
             namespace: doc.namespace.to_owned(),
             label: doc.namespace_label.to_owned(),
             description: doc.description.to_owned(),
-            cjk,
         });
         self.by_name.insert(doc.name.to_owned(), slot);
         self.live += 1;
-        self.live_cjk += usize::from(cjk);
+        self.live_cjk += usize::from(mostly_cjk(doc.description));
     }
 
     pub fn remove(&mut self, name: &str) -> bool {
@@ -549,7 +545,7 @@ impl Store {
         }
         self.free.push(slot);
         self.live -= 1;
-        self.live_cjk -= usize::from(removed.cjk);
+        self.live_cjk -= usize::from(mostly_cjk(&removed.description));
         true
     }
 
@@ -569,7 +565,7 @@ impl Store {
         let (mut live, mut live_cjk) = (0, 0);
         for (slot, doc) in self.live_docs() {
             live += 1;
-            live_cjk += usize::from(doc.cjk);
+            live_cjk += usize::from(mostly_cjk(&doc.description));
             for (back, &(tid, pos)) in self.doc_terms[slot as usize].iter().enumerate() {
                 let p = self.postings[tid as usize][pos as usize];
                 assert_eq!((p.doc, p.back), (slot, back as u32));
