@@ -800,6 +800,56 @@ describe('toolreg serve parks a call whose server of 2025-11-25 asks during it, 
   }, 60_000)
 })
 
+describe("toolreg serve passes a server's question during tool_invoke or tool_exec to the client whose call it serves", () => {
+  it('asks the calling client, not the one that connected last; a 2026-07-28 request is not asked mid-call, and no session client is asked in its place', async () => {
+    const config = configOf({ ...testServer('asker'), protocolVersion: '2025-11-25' }, { ...testServer('other', [], 'other'), protocolVersion: '2025-11-25' })
+    // A window this small defers every tool: `ask` is reached through the meta-tools only.
+    const { url } = await startHttp(['--config', config, '--no-auth', '--exec', '--context-window', '2000'])
+    const { ElicitRequestSchema } = await import('@modelcontextprotocol/sdk/types.js')
+    const asked = []
+    const answering = async (who) => {
+      const client = new Client({ name: who, version: '1.0.0' }, { capabilities: { elicitation: {} } })
+      client.setRequestHandler(ElicitRequestSchema, async () => {
+        asked.push(who)
+        return { action: 'accept', content: { name: who, age: 1 } }
+      })
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+      closing.push(() => client.close())
+      return client
+    }
+    const first = await answering('first')
+    const second = await answering('second')
+    expect((await first.listTools()).tools.map((t) => t.name)).not.toContain('ask')
+    const answeredBy = (result) => JSON.parse(textOf(result)).content?.name
+    const viaExec = (client) => client.callTool({ name: 'tool_exec', arguments: { code: 'return await tools.invoke("asker/ask", {})' } })
+    const viaInvoke = async (client) => {
+      await client.callTool({ name: 'tool_inspect', arguments: { name: 'asker/ask' } })
+      return client.callTool({ name: 'tool_invoke', arguments: { name: 'asker/ask', params: {} } })
+    }
+    expect(answeredBy(await viaInvoke(first))).toBe('first')
+    expect(JSON.parse(textOf(await viaExec(first))).result.content[0].text).toMatch(/"name":"first"/)
+    expect(answeredBy(await viaInvoke(second))).toBe('second')
+    expect(asked).toEqual(['first', 'first', 'second'])
+
+    // The second client's call started later and still runs, on another server: the question
+    // is still the first's, whose code called the server that asks.
+    const code = 'await tools.invoke("other/slow", { ms: 1000 }); return await tools.invoke("asker/ask", {})'
+    const firsts = first.callTool({ name: 'tool_exec', arguments: { code } })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    await second.callTool({ name: 'tool_inspect', arguments: { name: 'other/slow' } })
+    const seconds = second.callTool({ name: 'tool_invoke', arguments: { name: 'other/slow', params: { ms: 3000 } } })
+    expect(JSON.parse(textOf(await firsts)).result.content[0].text).toMatch(/"name":"first"/)
+    expect(textOf(await seconds)).toBe('slept 3000 ms')
+    expect(asked).toEqual(['first', 'first', 'second', 'first'])
+
+    // A 2026-07-28 request takes no question during a call the host runs: the server hears why.
+    await stateless(url, 'tools/call', { name: 'tool_inspect', arguments: { name: 'asker/ask' } }, { elicitation: {} })
+    const refused = await stateless(url, 'tools/call', { name: 'tool_invoke', arguments: { name: 'asker/ask', params: {} } }, { elicitation: {} })
+    expect(textOf(refused.answer.result)).toMatch(/elicitation failed: .*client of 2026-07-28.*refused/)
+    expect(asked).toHaveLength(4)
+  }, 60_000)
+})
+
 /** The MCP Inspector's CLI mode (@modelcontextprotocol/inspector 1.0.3, its launcher as published): one method per run, its JSON answer. */
 function inspector(args, extraEnv = {}) {
   const launcher = join(root, 'node_modules', '@modelcontextprotocol', 'inspector', 'cli', 'build', 'cli.js')

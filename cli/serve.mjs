@@ -3,6 +3,7 @@
 // plus tool_search / tool_inspect / tool_invoke (and tool_exec) for the rest; the instructions
 // carry the deferred-tools section. rmcp speaks the protocol (crates/toolreg-mcp/src/gateway); this file decides
 // what is listed and runs the calls.
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { createHash, randomBytes } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -80,6 +81,9 @@ export async function createGateway(servers, { contextWindow, exec = false, time
   // Rebuilds (a server joined, or changed its tools) run in order once the gateway exists: a
   // server that answers while the first build runs joins right after it.
   let rebuilding = gatewayExists
+  // The id of the client's call a tool the host runs serves, through every await and the
+  // sandbox's callbacks: the server it calls is then known to be that call's (callReaches).
+  const servedCall = new AsyncLocalStorage()
   const askClient = async (kind, request) => {
     if (!gateway) throw new Error('no client is connected to the gateway')
     return JSON.parse(await gateway.askClient(kind, JSON.stringify(request)))
@@ -173,7 +177,13 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       for (const t of tools) descriptors.set(`${serverId}\0${t.name}`, t)
       return tools
     },
-    callTool: (serverId, name, args, opts) => hub.callTool(serverId, name, args, opts),
+    callTool: (serverId, name, args, opts) => {
+      // A tool the host runs for a client's call (tool_invoke, tool_exec, a deferred tool):
+      // what this server asks meanwhile may be that client's to answer.
+      const call = servedCall.getStore()
+      if (call !== undefined) gateway?.callReaches(call, serverId)
+      return hub.callTool(serverId, name, args, opts)
+    },
   }
   // With a usage store, calls are recorded in it and the pins learned from it are loaded up
   // front: computed at the first build and kept for the gateway's life (one client session),
@@ -311,7 +321,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       running.set(id, controller)
       try {
         const toolCallId = `gateway-${id}`
-        const output = await target.tool.execute(args ?? {}, { toolCallId, messages: [], abortSignal: controller.signal })
+        const output = await servedCall.run(id, () => target.tool.execute(args ?? {}, { toolCallId, messages: [], abortSignal: controller.signal }))
         return await callResultOf(target.tool, output, toolCallId, args ?? {})
       } catch (error) {
         // An MCP tool that failed (McpToolError) keeps its own result; anything else is its message.

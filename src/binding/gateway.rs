@@ -253,6 +253,13 @@ impl NativeGateway {
         self.gateway.resource_updated(&server_id, &uri).await;
     }
 
+    /// The call `id` the host is running called a tool of server `serverId`: what that server
+    /// asks its client may then go to this call's client.
+    #[napi]
+    pub fn call_reaches(&self, id: u32, server_id: String) {
+        self.gateway.call_reaches(u64::from(id), &server_id);
+    }
+
     /// Progress of the call `id` the host is running.
     #[napi]
     pub async fn progress(

@@ -149,10 +149,12 @@ struct Shared {
     direct: Mutex<Arc<HashMap<String, DirectRoute>>>,
 }
 
-/// A forwarded call in flight.
+/// A call in flight whose servers may ask its client something: one the gateway forwards, or
+/// one the host runs (a meta-tool, a deferred tool), which reaches servers through the hub.
 struct Forwarded {
-    /// The server it went to.
-    server: String,
+    /// The servers it reached: the one a forwarded call went to; those a call the host runs
+    /// called so far ([`Gateway::call_reaches`]), none yet when it starts.
+    servers: Vec<String>,
     /// How the client it serves is asked what the server asks.
     client: AskedClient,
     /// A request of the server this call's client did not declare the capability for: the
@@ -173,6 +175,9 @@ enum AskedClient {
         capabilities: ClientCapabilities,
         relay: tokio::sync::mpsc::UnboundedSender<parked::CallEvent>,
     },
+    /// A 2026-07-28 request whose call the host runs: the host's answer is the call's one
+    /// result, so nothing can carry a question back to the client; its servers are refused.
+    Unrelayed,
 }
 
 /// Whether the request came in at 2026-07-28 or later: stateless, its capabilities in `_meta`.
@@ -373,6 +378,16 @@ impl Gateway {
         answer.map_err(|e| e.to_string())
     }
 
+    /// The call `id` the host is running called a tool of `server`: a request that server
+    /// sends may be this call's to ask its client. A call that ended is left alone.
+    pub fn call_reaches(&self, id: u64, server: &str) {
+        if let Some(call) = lock(&self.shared.forwarded).get_mut(&id)
+            && !call.servers.iter().any(|s| s == server)
+        {
+            call.servers.push(server.to_owned());
+        }
+    }
+
     /// The call a server's request belongs to, and how its client is asked; marked as waiting
     /// for the answer until the returned guard drops. `None`: no call to ask through.
     fn asked_call(
@@ -383,9 +398,9 @@ impl Gateway {
         let mut forwarded = lock(&self.shared.forwarded);
         let calls = forwarded.iter().map(|(id, call)| CallSeen {
             id: *id,
-            server: &call.server,
+            servers: &call.servers,
             waiting: call.waiting > 0,
-            stateless: matches!(call.client, AskedClient::Stateless { .. }),
+            stateless: !matches!(call.client, AskedClient::Session(_)),
         });
         let id = match asking_call(calls, server_id) {
             Ok(Some(id)) => id,
@@ -412,6 +427,11 @@ impl Gateway {
                 return Err(format!("the client did not declare the {kind} capability"));
             }
             AskedClient::Stateless { relay, .. } => AskedTarget::Relay(relay.clone()),
+            AskedClient::Unrelayed => {
+                return Err(format!(
+                    "the server asked for {kind} during a call of tool_invoke, tool_exec or a deferred tool from a client of 2026-07-28; the gateway can pass a server's question to such a client only on a call of the server's own tool, so the request was refused"
+                ));
+            }
         };
         call.waiting += 1;
         let waiting = Waiting {
@@ -496,7 +516,7 @@ impl Drop for Waiting<'_> {
 #[derive(Debug, Clone, Copy)]
 struct CallSeen<'a> {
     id: u64,
-    server: &'a str,
+    servers: &'a [String],
     /// Its server waits for an answer already.
     waiting: bool,
     /// Its client is a 2026-07-28 request.
@@ -516,7 +536,7 @@ fn asking_call<'a>(
     let calls: Vec<CallSeen<'a>> = calls.collect();
     let of_server: Vec<&CallSeen<'a>> = calls
         .iter()
-        .filter(|call| Some(call.server) == server)
+        .filter(|call| call.servers.iter().any(|s| Some(s.as_str()) == server))
         .collect();
     if of_server.is_empty() {
         return Ok(calls
@@ -783,6 +803,20 @@ impl ServerHandler for Gateway {
                 Ok(HostAnswer::Forward { server_id, tool })
             }
             None => {
+                // The host runs it: a server it reaches may ask this call's client
+                // (`call_reaches`); until then it is nobody's.
+                let client = if retry.is_some() {
+                    AskedClient::Unrelayed
+                } else {
+                    AskedClient::Session(context.peer.clone())
+                };
+                let asked = Forwarded {
+                    servers: Vec::new(),
+                    client,
+                    missing: None,
+                    waiting: 0,
+                };
+                lock(&self.shared.forwarded).insert(id, asked);
                 let call = GatewayCall {
                     id,
                     name: request.name.to_string(),
@@ -819,7 +853,7 @@ impl ServerHandler for Gateway {
                     }
                     None => {
                         let call = Forwarded {
-                            server: server_id.clone(),
+                            servers: vec![server_id.clone()],
                             client: AskedClient::Session(context.peer.clone()),
                             missing: None,
                             waiting: 0,
@@ -1016,13 +1050,38 @@ mod tests {
         ));
     }
 
-    fn seen(id: u64, server: &str, waiting: bool, stateless: bool) -> CallSeen<'_> {
+    /// A call that reached these servers (leaked: a test's few names outlive its calls).
+    fn reached(id: u64, servers: &[&str], waiting: bool, stateless: bool) -> CallSeen<'static> {
+        let servers: Vec<String> = servers.iter().map(|s| s.to_string()).collect();
         CallSeen {
             id,
-            server,
+            servers: Vec::leak(servers),
             waiting,
             stateless,
         }
+    }
+
+    fn seen(id: u64, server: &str, waiting: bool, stateless: bool) -> CallSeen<'static> {
+        reached(id, &[server], waiting, stateless)
+    }
+
+    #[test]
+    fn a_call_the_host_runs_belongs_to_each_server_it_reached_and_to_none_before() {
+        // Client 1's tool_exec called files and mail; client 2 connected later and is calling
+        // a tool_search, which reached no server.
+        let calls = [
+            reached(1, &["files", "mail"], false, false),
+            reached(2, &[], false, false),
+        ];
+        assert_eq!(asking_call(calls.into_iter(), Some("mail")), Ok(Some(1)));
+        assert_eq!(asking_call(calls.into_iter(), Some("files")), Ok(Some(1)));
+        // A 2026-07-28 client's call that reached the server is a candidate too, so a session's
+        // call beside it is not handed the question.
+        let calls = [
+            reached(1, &["files"], false, true),
+            seen(2, "files", false, false),
+        ];
+        assert_eq!(asking_call(calls.into_iter(), Some("files")), Err(2));
     }
 
     #[test]

@@ -116,7 +116,7 @@ impl Gateway {
         let deadline = Instant::now() + timeout;
         let (events_tx, events) = mpsc::unbounded_channel();
         let call = Forwarded {
-            server: server.to_owned(),
+            servers: vec![server.to_owned()],
             client: AskedClient::Stateless {
                 capabilities,
                 relay: events_tx.clone(),
