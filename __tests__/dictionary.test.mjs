@@ -34,6 +34,25 @@ describe('Chinese requests over English-described tools', () => {
     expect(await registry.searchAsync('撤回消息', { limit: 3 })).toEqual([])
   })
 
+  it('with none named, the first Chinese request says which package bridges the languages when it is not installed; dictionary: false says nothing', async () => {
+    let installed = true
+    try {
+      require.resolve('@toolreg/dict-zh-en', { paths: [process.cwd(), root] })
+    } catch {
+      installed = false
+    }
+    const { registry, warnings } = registryWith({})
+    await registry.searchAsync('list github issues')
+    expect(warnings).toEqual([])
+    await registry.searchAsync('撤回消息')
+    await registry.rank('天气', [{ name: 'get_weather' }])
+    // Once per registry; none when the package is there (then it glosses instead).
+    expect(warnings).toEqual(installed ? [] : [expect.stringMatching(/^toolreg: a search request in Chinese .*npm install @toolreg\/dict-zh-en .*dictionary: false/)])
+    const off = registryWith({ dictionary: false })
+    await off.registry.searchAsync('撤回消息')
+    expect(off.warnings).toEqual([])
+  })
+
   it('with one, the request\'s terms bring their English words: the right tool first', async () => {
     const { registry, warnings } = registryWith({ dictionary: TINY })
     expect(names(await registry.searchAsync('撤回消息', { limit: 3 }))[0]).toBe('recall_message')
