@@ -23,6 +23,11 @@ language", has the counts and what each set measures.
   Agents-zh, the Chinese example requests that erniebot-agent's tools carry (`HumanMessage(...)`
   in each tool's few-shot examples) over the tools the three agent frameworks define (name and
   description class attributes, mostly Chinese).
+- `homeassistant==2024.3.3` (PyPI, Apache-2.0): HA-zh-en, each service's Chinese description
+  from its integration's zh-Hans translation ("设置目标湿度。") over the 898 services described
+  in English (name `domain.service`, description and fields from the English translation),
+  relevant = that service. A translated description, not a user's request: a second vendor
+  beside Lark for Chinese -> English.
 - BFCL (`bfcl-eval==2026.3.23`, Apache-2.0, through target/heldout/BFCL.json of
   scripts/fetch_heldout.py, run it first): BFCL-ZH, the BFCL queries that users wrote in
   Chinese, over BFCL's English-described tools deduplicated by name (1,437), relevant = the
@@ -61,6 +66,10 @@ PYPI = {
     "modelscope-agent==0.7.2": (
         "modelscope_agent-0.7.2-py3-none-any.whl",
         "d504a728278b376f80b9ff6d7513c20e145e3f95765c140d443957f97769a8dc",
+    ),
+    "homeassistant==2024.3.3": (
+        "homeassistant-2024.3.3-py3-none-any.whl",
+        "6e1ec2c07441d63fdcfb8acd2c4bbb6f68bc97330855784d3623d10c38fe3577",
     ),
 }
 CJK = re.compile(r"[\u3400-\u9fff]")
@@ -257,6 +266,33 @@ def bfcl_zh_set(heldout_dir, out_dir):
     write(out_dir, "BFCL-ZH", list(tools.values()), queries)
 
 
+# --- Home Assistant: another vendor's services, described in both languages ------------------
+
+
+def home_assistant_set(wheel, out_dir):
+    """HA-zh-en: each service's Chinese description (the integration's zh-Hans translation,
+    "设置目标湿度。") -> the services' English descriptions and fields, relevant = that service.
+    Home Assistant's services are what its MCP server offers as tools."""
+    tools, queries = [], []
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        for en_path in sorted(n for n in names if n.endswith("/translations/en.json")):
+            services = json.loads(z.read(en_path)).get("services") or {}
+            zh_path = en_path.replace("/en.json", "/zh-Hans.json")
+            zh = json.loads(z.read(zh_path)).get("services") or {} if zh_path in names else {}
+            domain = en_path.split("/")[2]
+            for service, en in sorted(services.items()):
+                if not en.get("description"):
+                    continue
+                name = f"{domain}.{service}"
+                params = [[key, field.get("description", "")] for key, field in (en.get("fields") or {}).items()]
+                tools.append({**tool(name, en["description"], domain), "params": params})
+                text = (zh.get(service) or {}).get("description", "").strip()
+                if CJK.search(text):
+                    queries.append({"text": text, "group": domain, "relevant": [name]})
+    write(out_dir, "HA-zh-en", tools, queries)
+
+
 def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target", "zh")
     os.makedirs(out_dir, exist_ok=True)
@@ -267,6 +303,7 @@ def main():
     livemcp_set(data_dir, out_dir)
     mixed_set(out_dir)
     agents_set(paths, out_dir)
+    home_assistant_set(paths["homeassistant"], out_dir)
     bfcl_zh_set(os.environ.get("TOOLREG_HELDOUT") or os.path.join(ROOT, "target", "heldout"), out_dir)
 
 
