@@ -801,7 +801,7 @@ describe('toolreg serve parks a call whose server of 2025-11-25 asks during it, 
 })
 
 describe("toolreg serve passes a server's question during tool_invoke or tool_exec to the client whose call it serves", () => {
-  it('asks the calling client, not the one that connected last; a 2026-07-28 request is not asked mid-call, and no session client is asked in its place', async () => {
+  it('asks the calling client, not the one that connected last; a 2026-07-28 request is asked in input_required rounds, and no session client in its place', async () => {
     const config = configOf({ ...testServer('asker'), protocolVersion: '2025-11-25' }, { ...testServer('other', [], 'other'), protocolVersion: '2025-11-25' })
     // A window this small defers every tool: `ask` is reached through the meta-tools only.
     const { url } = await startHttp(['--config', config, '--no-auth', '--exec', '--context-window', '2000'])
@@ -842,10 +842,40 @@ describe("toolreg serve passes a server's question during tool_invoke or tool_ex
     expect(textOf(await seconds)).toBe('slept 3000 ms')
     expect(asked).toEqual(['first', 'first', 'second', 'first'])
 
-    // A 2026-07-28 request takes no question during a call the host runs: the server hears why.
-    await stateless(url, 'tools/call', { name: 'tool_inspect', arguments: { name: 'asker/ask' } }, { elicitation: {} })
-    const refused = await stateless(url, 'tools/call', { name: 'tool_invoke', arguments: { name: 'asker/ask', params: {} } }, { elicitation: {} })
-    expect(textOf(refused.answer.result)).toMatch(/elicitation failed: .*client of 2026-07-28.*refused/)
+    // A 2026-07-28 request is asked in rounds: the host's run is parked, and the retry resumes
+    // it with the answer (the host does not run the tool again). No session client is asked.
+    const asks = { elicitation: {} }
+    await stateless(url, 'tools/call', { name: 'tool_inspect', arguments: { name: 'asker/ask' } }, asks)
+    for (const [name, args, read] of [
+      ['tool_invoke', { name: 'asker/ask', params: {} }, (result) => textOf(result)],
+      ['tool_exec', { code: 'return await tools.invoke("asker/ask", {})' }, (result) => JSON.parse(textOf(result)).result.content[0].text],
+    ]) {
+      const round = (await stateless(url, 'tools/call', { name, arguments: args }, asks)).answer.result
+      expect(round, name).toMatchObject({ resultType: 'input_required', inputRequests: { elicitation: { method: 'elicitation/create', params: { message: 'Who are you?' } } } })
+      const answer = { inputResponses: { elicitation: { action: 'accept', content: { name: 'Ada', age: 36 } } }, requestState: round.requestState }
+      const done = (await stateless(url, 'tools/call', { name, arguments: args, ...answer }, asks)).answer.result
+      expect(done.resultType, name).toBe('complete')
+      expect(JSON.parse(read(done)), name).toEqual({ action: 'accept', content: { name: 'Ada', age: 36 } })
+      // The state resumes that run once.
+      const again = await stateless(url, 'tools/call', { name, arguments: args, ...answer }, asks)
+      expect(again.answer.error, name).toMatchObject({ code: -32602, message: expect.stringMatching(/no longer waiting/) })
+    }
+    // Not declared: the call fails as 2026-07-28 says, naming the capability.
+    const undeclared = await stateless(url, 'tools/call', { name: 'tool_invoke', arguments: { name: 'asker/ask', params: {} } }, {})
+    expect(undeclared.answer.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { elicitation: {} } } })
+    // An unknown tool is still refused as before, and a tool that asks nothing answers at once.
+    const unknown = await stateless(url, 'tools/call', { name: 'no_such_tool', arguments: {} }, asks)
+    expect(unknown.answer.error).toMatchObject({ code: -32602, message: expect.stringMatching(/no tool named "no_such_tool"/) })
+    const found = await stateless(url, 'tools/call', { name: 'tool_search', arguments: { query: 'ask who they are' } }, asks)
+    expect(found.answer.result).toMatchObject({ resultType: 'complete' })
+    expect(textOf(found.answer.result)).toMatch(/ask/)
+    // A request that goes away while the host's run waits on its server takes the run down.
+    await stateless(url, 'tools/call', { name: 'tool_inspect', arguments: { name: 'asker/slow' } }, asks)
+    await stateless(url, 'tools/call', { name: 'tool_inspect', arguments: { name: 'asker/cancelled_count' } }, asks)
+    const abandoned = stateless(url, 'tools/call', { name: 'tool_invoke', arguments: { name: 'asker/slow', params: { ms: 30_000 } } }, asks, { signal: AbortSignal.timeout(500) })
+    await expect(abandoned).rejects.toThrow(/abort/i)
+    const cancelled = async () => Number(textOf((await stateless(url, 'tools/call', { name: 'tool_invoke', arguments: { name: 'asker/cancelled_count', params: {} } }, asks)).answer.result))
+    await expect.poll(cancelled, { timeout: 5000 }).toBe(1)
     expect(asked).toHaveLength(4)
   }, 60_000)
 })

@@ -16,6 +16,8 @@
 //! servers through the host's elicitation and sampling callbacks, which the gateway passes to
 //! the client as requests within its session (`Gateway::ask_client`).
 
+use std::sync::{Arc, Mutex};
+
 use futures::FutureExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ErrorData,
@@ -28,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::parked::Relayed;
 use super::state::{Continuation, ParkedCallRef, RequestBinding, STATE_TTL};
-use super::{ClientRequest, Gateway, complete_type, required_capability};
+use super::{ClientRequest, Gateway, GatewayCall, HostAnswer, complete_type, required_capability};
 use crate::mcp::hub::NOTIFICATION_GRACE;
 use crate::mcp::{LogTap, McpError, Round};
 
@@ -86,6 +88,18 @@ fn for_client(
         )),
         _ => Ok(kept),
     }
+}
+
+/// What the state of a call the host runs names where a forwarded call's names its server: no
+/// configured server has an empty id.
+pub(super) const HOST_CALL: &str = "";
+
+/// What the host answered a call it was asked to run, when not its result.
+enum HostDecision {
+    /// A server's own tool, forwarded as a direct route's call is.
+    Forward { server_id: String, tool: String },
+    /// A call that cannot be made at all (an unknown tool).
+    Refused(String),
 }
 
 /// Where a 2026-07-28 request picks up, from the state it echoed.
@@ -202,7 +216,7 @@ impl Gateway {
                         server_id,
                         capabilities,
                         progress,
-                        |cancel, sink, timeout| {
+                        |_, cancel, sink, timeout| {
                             async move {
                                 hub.call_tool_round(&server, params, timeout, Some(cancel), sink)
                                     .await
@@ -256,22 +270,23 @@ impl Gateway {
                 let hub = self.hub()?;
                 let target = server.clone();
                 let capabilities = retry.capabilities.clone();
-                let call = self.start_relayed(&server, capabilities, None, |cancel, _, timeout| {
-                    async move {
-                        let round = hub
-                            .get_prompt_round(&target, params, timeout, Some(cancel))
-                            .await?;
-                        // One outcome type for every relayed call: the prompt as JSON, read
-                        // back below.
-                        Ok(match round {
-                            Round::Complete(prompt) => {
-                                Round::Complete(serde_json::to_value(prompt).unwrap_or_default())
-                            }
-                            Round::InputRequired(input) => Round::InputRequired(input),
-                        })
-                    }
-                    .boxed()
-                });
+                let call =
+                    self.start_relayed(&server, capabilities, None, |_, cancel, _, timeout| {
+                        async move {
+                            let round = hub
+                                .get_prompt_round(&target, params, timeout, Some(cancel))
+                                .await?;
+                            // One outcome type for every relayed call: the prompt as JSON, read
+                            // back below.
+                            Ok(match round {
+                                Round::Complete(prompt) => Round::Complete(
+                                    serde_json::to_value(prompt).unwrap_or_default(),
+                                ),
+                                Round::InputRequired(input) => Round::InputRequired(input),
+                            })
+                        }
+                        .boxed()
+                    });
                 self.next_event(call, &binding, ct).await?
             }
         };
@@ -297,6 +312,117 @@ impl Gateway {
                 &retry.capabilities,
             )?)),
         }
+    }
+
+    /// One round of a call the host runs (a meta-tool, a deferred tool) for a 2026-07-28
+    /// client. The host's call runs in a relayed task like a forwarded one: what a server it
+    /// reaches asks meanwhile parks it and comes back as an `input_required` round, and the
+    /// retry resumes that same run (the host is not asked again). A host that forwards the call
+    /// instead, or refuses it, is answered as the forwarded path answers.
+    #[allow(clippy::too_many_arguments)] // one call's parts, all of them needed
+    pub(super) async fn host_round(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        wants_progress: bool,
+        retry: Retry,
+        progress: Option<(Peer<RoleServer>, ProgressToken)>,
+        ct: &CancellationToken,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let binding = RequestBinding::new("tools/call", name, &arguments);
+        // What the host answered besides a result: it can only come in the first round, as the
+        // host decides it before running anything that could ask.
+        let decided: Arc<Mutex<Option<HostDecision>>> = Arc::default();
+        let relayed =
+            match self.continue_from(HOST_CALL, retry.request_state.as_deref(), &binding)? {
+                Continued::Parked(parked) => {
+                    self.resume(&parked, &retry, None, &binding, ct).await?
+                }
+                Continued::Fresh(_) => {
+                    let shared = self.shared.clone();
+                    let decision = decided.clone();
+                    let (name, arguments) = (name.to_owned(), arguments.clone());
+                    let target = progress.clone();
+                    let call = self.start_relayed(
+                        HOST_CALL,
+                        retry.capabilities.clone(),
+                        None,
+                        move |id, cancel, _, _| {
+                            async move {
+                                // The host reports progress by call id (`Gateway::progress`).
+                                if let Some(target) = target {
+                                    super::lock(&shared.progress).insert(id, target);
+                                }
+                                let call = GatewayCall {
+                                    id,
+                                    name: name.clone(),
+                                    arguments,
+                                    wants_progress,
+                                };
+                                let answer = tokio::select! {
+                                    answer = shared.host.call_tool(call) => Some(answer),
+                                    _ = cancel.cancelled() => None,
+                                };
+                                super::lock(&shared.progress).remove(&id);
+                                match answer {
+                                    Some(Ok(HostAnswer::Done(result))) => Ok(Round::Complete(
+                                        serde_json::to_value(result).unwrap_or_default(),
+                                    )),
+                                    Some(Ok(HostAnswer::Forward { server_id, tool })) => {
+                                        *super::lock(&decision) =
+                                            Some(HostDecision::Forward { server_id, tool });
+                                        Ok(Round::Complete(Value::Null))
+                                    }
+                                    Some(Err(message)) => {
+                                        *super::lock(&decision) =
+                                            Some(HostDecision::Refused(message));
+                                        Ok(Round::Complete(Value::Null))
+                                    }
+                                    None => {
+                                        shared.host.cancel(id);
+                                        Err(McpError::Cancelled {
+                                            server: "toolreg".into(),
+                                            operation: format!("tools/call {name:?}"),
+                                        })
+                                    }
+                                }
+                            }
+                            .boxed()
+                        },
+                    );
+                    self.next_event(call, &binding, ct).await?
+                }
+            };
+        let (outcome, missing) = match relayed {
+            Relayed::InputRequired(input) => return Ok(CallToolResponse::InputRequired(input)),
+            Relayed::Ended { outcome, missing } => (outcome, missing),
+        };
+        let decision = super::lock(&decided).take();
+        match decision {
+            Some(HostDecision::Forward { server_id, tool }) => {
+                return self
+                    .forward_round(&server_id, name, &tool, arguments, retry, progress, ct)
+                    .await;
+            }
+            Some(HostDecision::Refused(message)) => {
+                return Err(ErrorData::invalid_params(message, None));
+            }
+            None => {}
+        }
+        let mut result: CallToolResult = match ended(outcome, missing)? {
+            Ok(Round::Complete(json)) => serde_json::from_value(json).map_err(|e| {
+                ErrorData::internal_error(format!("the host's result is not valid: {e}"), None)
+            })?,
+            Ok(Round::InputRequired(_)) => {
+                return Err(ErrorData::internal_error(
+                    "the host answered with an input-required round, which only servers send",
+                    None,
+                ));
+            }
+            Err(error) => super::failed_call(error),
+        };
+        complete_type(&mut result.result_type);
+        Ok(CallToolResponse::Complete(result))
     }
 
     /// Taps server `server_id`'s log messages at the level `log` asks for and above onto the

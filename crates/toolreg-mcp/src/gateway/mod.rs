@@ -175,9 +175,6 @@ enum AskedClient {
         capabilities: ClientCapabilities,
         relay: tokio::sync::mpsc::UnboundedSender<parked::CallEvent>,
     },
-    /// A 2026-07-28 request whose call the host runs: the host's answer is the call's one
-    /// result, so nothing can carry a question back to the client; its servers are refused.
-    Unrelayed,
 }
 
 /// Whether the request came in at 2026-07-28 or later: stateless, its capabilities in `_meta`.
@@ -400,7 +397,7 @@ impl Gateway {
             id: *id,
             servers: &call.servers,
             waiting: call.waiting > 0,
-            stateless: !matches!(call.client, AskedClient::Session(_)),
+            stateless: matches!(call.client, AskedClient::Stateless { .. }),
         });
         let id = match asking_call(calls, server_id) {
             Ok(Some(id)) => id,
@@ -427,11 +424,6 @@ impl Gateway {
                 return Err(format!("the client did not declare the {kind} capability"));
             }
             AskedClient::Stateless { relay, .. } => AskedTarget::Relay(relay.clone()),
-            AskedClient::Unrelayed => {
-                return Err(format!(
-                    "the server asked for {kind} during a call of tool_invoke, tool_exec or a deferred tool from a client of 2026-07-28; the gateway can pass a server's question to such a client only on a call of the server's own tool, so the request was refused"
-                ));
-            }
         };
         call.waiting += 1;
         let waiting = Waiting {
@@ -803,16 +795,26 @@ impl ServerHandler for Gateway {
                 Ok(HostAnswer::Forward { server_id, tool })
             }
             None => {
+                if let Some(retry) = retry {
+                    // A 2026-07-28 client is asked in rounds: the host's run outlives them.
+                    in_flight.done = true;
+                    let progress = lock(&self.shared.progress).get(&id).cloned();
+                    return self
+                        .host_round(
+                            &request.name,
+                            arguments,
+                            wants_progress,
+                            retry,
+                            progress,
+                            &context.ct,
+                        )
+                        .await;
+                }
                 // The host runs it: a server it reaches may ask this call's client
                 // (`call_reaches`); until then it is nobody's.
-                let client = if retry.is_some() {
-                    AskedClient::Unrelayed
-                } else {
-                    AskedClient::Session(context.peer.clone())
-                };
                 let asked = Forwarded {
                     servers: Vec::new(),
-                    client,
+                    client: AskedClient::Session(context.peer.clone()),
                     missing: None,
                     waiting: 0,
                 };

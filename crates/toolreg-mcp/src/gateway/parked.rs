@@ -102,14 +102,16 @@ const NOT_PARKED: &str = "the call this requestState continues is no longer wait
 
 impl Gateway {
     /// Starts the server's call for a 2026-07-28 request in a task of its own: `start` gets the
-    /// call's cancellation, its progress sink and its timeout. A request the server sends its
-    /// client meanwhile comes to the request waiting on the call ([`Gateway::next_event`]).
+    /// call's id, its cancellation, its progress sink and its timeout. A request the server
+    /// sends its client meanwhile comes to the request waiting on the call
+    /// ([`Gateway::next_event`]). `server` is the server's id, or [`super::input_required::HOST_CALL`]
+    /// for a call the host runs, whose servers are added as it reaches them.
     pub(super) fn start_relayed(
         &self,
         server: &str,
         capabilities: ClientCapabilities,
         progress: Option<(Peer<RoleServer>, ProgressToken)>,
-        start: impl FnOnce(CancellationToken, Option<ProgressSink>, Duration) -> ServerCall,
+        start: impl FnOnce(u64, CancellationToken, Option<ProgressSink>, Duration) -> ServerCall,
     ) -> RelayedCall {
         let id = self.next_id();
         let timeout = self.call_timeout();
@@ -128,7 +130,7 @@ impl Gateway {
         let progress = progress.map(|target| Arc::new(Mutex::new(Some(target))));
         let (sink, forwarder) = super::progress_forwarder(progress.clone());
         let cancel = CancellationToken::new();
-        let running = start(cancel.clone(), sink, timeout);
+        let running = start(id, cancel.clone(), sink, timeout);
         let shared = self.shared.clone();
         tokio::spawn(async move {
             let outcome = running.await;
