@@ -573,6 +573,22 @@ async function listen(url, notifications) {
   return { messages, waitFor, close: () => { abort.abort(); return reading } }
 }
 
+/** The resource URIs the test server behind the gateway holds subscribed now. */
+async function subscribedAtServer(url) {
+  const read = await stateless(url, 'resources/read', { uri: 'test://subscriptions' })
+  return JSON.parse(read.answer.result.contents[0].text)
+}
+
+/** Waits until the server holds exactly `uris` subscribed (a stream's end reaches it later). */
+async function untilSubscribedAtServer(url, uris) {
+  const deadline = Date.now() + 10_000
+  let now
+  while (JSON.stringify(now = await subscribedAtServer(url)) !== JSON.stringify(uris)) {
+    if (Date.now() > deadline) throw new Error(`the server behind the gateway holds ${JSON.stringify(now)} subscribed, not ${JSON.stringify(uris)}`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
 describe('toolreg serve answers MCP 2025-11-25 and 2026-07-28 on one endpoint, by what each request asks', () => {
   it('a 2026-07-28 request: discovery, resultType on forwarded results, MissingRequiredClientCapabilityError (HTTP 400) for an undeclared capability; a 2025-11-25 session alongside gets its own shapes', async () => {
     // The backend pinned to the handshake: its sampling tool asks within a session, where the
@@ -628,13 +644,32 @@ describe('toolreg serve gives 2026-07-28 clients list changes, resource updates 
       await listing.waitFor('acknowledgment', (m) => m.method === 'notifications/subscriptions/acknowledged')
       await new Promise((resolve) => setTimeout(resolve, 300))
       expect(listing.messages.map((m) => m.method)).toEqual(['notifications/subscriptions/acknowledged'])
+      expect(await subscribedAtServer(url)).toEqual(['test://watched-resource'])
       await Promise.all([watching.close(), listing.close()])
-      // The last stream that named the resource is gone, so the gateway dropped it at the server:
-      // a new stream subscribes it there again, which the test server answers with an update.
+      // The last stream that named the resource is gone, so the gateway drops it at the server
+      // once it sees the streams end: a new stream subscribes it there again, which the test
+      // server answers with an update.
+      await untilSubscribedAtServer(url, [])
       const again = await listen(url, { resourceSubscriptions: ['test://watched-resource'] })
       closing.push(again.close)
       await again.waitFor('resource update after resubscribing', (m) => m.method === 'notifications/resources/updated')
       await again.close()
+      await untilSubscribedAtServer(url, [])
+
+      // Streams that open while others end, all at once: whatever order the gateway's subscribe
+      // and unsubscribe requests take, the server holds the resource while a stream names it.
+      for (let round = 0; round < 3; round++) {
+        const first = await Promise.all(Array.from({ length: 4 }, () => listen(url, { resourceSubscriptions: ['test://watched-resource'] })))
+        const [second] = await Promise.all([
+          Promise.all(Array.from({ length: 4 }, () => listen(url, { resourceSubscriptions: ['test://watched-resource'] }))),
+          ...first.map((stream) => stream.close()),
+        ])
+        await Promise.all(second.slice(1).map((stream) => stream.close()))
+        await new Promise((resolve) => setTimeout(resolve, 200))
+        expect(await subscribedAtServer(url)).toEqual(['test://watched-resource'])
+        await second[0].close()
+        await untilSubscribedAtServer(url, [])
+      }
 
       // Log messages ride the call's own stream, from the level its _meta asks for; none unasked.
       const logged = (meta) => stateless(url, 'tools/call', { name: 'test_tool_with_logging', arguments: {} }, {}, { meta })

@@ -31,7 +31,8 @@
 //! - `--oauth` (http/sse): the MCP endpoints need a token from the server's own OAuth 2.1
 //!   authorization server (`oauth.rs`).
 //! - `--conformance`: only the tools the MCP conformance suite's server scenarios call
-//!   (`conformance.rs`), for testing `toolreg serve` with the suite.
+//!   (`conformance.rs`), for testing `toolreg serve` with the suite; and, unlisted, the
+//!   resource `test://subscriptions`: the URIs subscribed here now, as a JSON array.
 //! - `--conformance-mrtr`: only the tools and the prompt of the suite's input-required-result
 //!   scenarios (`mrtr.rs`): an `input_required` result at 2026-07-28, requests of its own in a
 //!   session of the handshake lifecycle.
@@ -79,6 +80,21 @@ static GRANDCHILD: Mutex<Option<u32>> = Mutex::new(None);
 static LISTENERS: Mutex<Vec<(u64, SubscriptionSink, tokio_util::sync::CancellationToken)>> =
     Mutex::new(Vec::new());
 static NEXT_LISTENER: AtomicU64 = AtomicU64::new(1);
+/// Resource URI → how many subscriptions it has (`resources/subscribe` less unsubscribes, plus
+/// the open listen streams naming it): read as the unlisted resource `test://subscriptions`, so
+/// a test can see what a gateway in front holds subscribed here.
+static SUBSCRIBED: Mutex<Vec<(String, usize)>> = Mutex::new(Vec::new());
+
+/// Counts one subscription to `uri` more (`by` = 1) or less (`by` = -1, never below none).
+fn count_subscription(uri: &str, by: isize) {
+    let mut subscribed = SUBSCRIBED.lock().unwrap();
+    match subscribed.iter_mut().find(|(u, _)| u == uri) {
+        Some((_, n)) => *n = n.saturating_add_signed(by),
+        None if by > 0 => subscribed.push((uri.to_owned(), 1)),
+        None => {}
+    }
+    subscribed.retain(|(_, n)| *n > 0);
+}
 
 /// Tells clients the tool list changed: a session of the handshake lifecycle by a notification
 /// of its own, a 2026-07-28 client on its `subscriptions/listen` stream (it has no session).
@@ -494,6 +510,18 @@ impl ServerHandler for TestServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         self.conformance_only()?;
+        if request.uri == "test://subscriptions" {
+            let uris: Vec<String> = SUBSCRIBED
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|(u, _)| u.clone())
+                .collect();
+            let contents = json!({ "contents": [{ "uri": request.uri, "mimeType": "application/json", "text": json!(uris).to_string() }] });
+            return Ok(ReadResourceResponse::Complete(
+                serde_json::from_value(contents).unwrap(),
+            ));
+        }
         conformance::read_resource(&request.uri).map(ReadResourceResponse::Complete)
     }
 
@@ -506,6 +534,7 @@ impl ServerHandler for TestServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         self.conformance_only()?;
+        count_subscription(&request.uri, 1);
         let peer = context.peer;
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -519,10 +548,12 @@ impl ServerHandler for TestServer {
     #[allow(deprecated)] // see `subscribe`
     async fn unsubscribe(
         &self,
-        _request: UnsubscribeRequestParams,
+        request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.conformance_only()
+        self.conformance_only()?;
+        count_subscription(&request.uri, -1);
+        Ok(())
     }
 
     /// `subscriptions/listen` (2026-07-28): list changes (`toggle`, `storm`) and, in
@@ -551,12 +582,13 @@ impl ServerHandler for TestServer {
             .lock()
             .unwrap()
             .push((serial, sink.clone(), end.clone()));
-        for uri in subscription
+        let uris = subscription
             .accepted()
             .resource_subscriptions
-            .iter()
-            .flatten()
-        {
+            .clone()
+            .unwrap_or_default();
+        for uri in &uris {
+            count_subscription(uri, 1);
             let (sink, uri) = (sink.clone(), uri.clone());
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(100)).await;
@@ -571,6 +603,9 @@ impl ServerHandler for TestServer {
             .lock()
             .unwrap()
             .retain(|(open, ..)| *open != serial);
+        for uri in &uris {
+            count_subscription(uri, -1);
+        }
         Ok(())
     }
 

@@ -12,6 +12,7 @@
 //! server may serve more than it lists) is tried on each server in turn.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::join_all;
@@ -22,6 +23,7 @@ use rmcp::model::{
 };
 use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
+use tokio::sync::OwnedMutexGuard;
 use tokio_util::sync::CancellationToken;
 
 use super::{Gateway, lock};
@@ -41,6 +43,46 @@ pub(super) struct Routes {
     templates: Option<Vec<(String, String)>>,
     /// Resource URI → the server it is subscribed at, and the clients that subscribed.
     subscriptions: HashMap<String, (String, Vec<Subscriber>)>,
+}
+
+/// One lock per resource URI whose subscription is being changed. A release unsubscribes at the
+/// server after it removed the route, and a new subscriber subscribes there when it finds no
+/// route; without turns the two requests may reach the server in either order, leaving it
+/// unsubscribed under a live subscriber, and a subscriber may be added to a route just removed.
+#[derive(Default)]
+pub(super) struct SubscriptionTurns(Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>);
+
+/// The turn of one change to `uri`'s subscription; the lock leaves the map with its last user.
+struct SubscriptionTurn<'a> {
+    turns: &'a SubscriptionTurns,
+    uri: String,
+    guard: Option<OwnedMutexGuard<()>>,
+}
+
+impl SubscriptionTurns {
+    async fn take(&self, uri: &str) -> SubscriptionTurn<'_> {
+        let turn = Arc::clone(lock(&self.0).entry(uri.to_owned()).or_default());
+        SubscriptionTurn {
+            turns: self,
+            uri: uri.to_owned(),
+            guard: Some(turn.lock_owned().await),
+        }
+    }
+}
+
+impl Drop for SubscriptionTurn<'_> {
+    fn drop(&mut self) {
+        // Under the map's lock nobody can clone the URI's lock, so a count of one (the map's)
+        // means nobody holds or waits for it.
+        let mut turns = lock(&self.turns.0);
+        self.guard.take();
+        if turns
+            .get(&self.uri)
+            .is_some_and(|turn| Arc::strong_count(turn) == 1)
+        {
+            turns.remove(&self.uri);
+        }
+    }
 }
 
 /// A client subscribed to a resource: a session of the handshake lifecycle
@@ -316,6 +358,7 @@ impl Gateway {
         uri: String,
         subscriber: Subscriber,
     ) -> Result<(), ErrorData> {
+        let _turn = self.shared.subscription_turns.take(&uri).await;
         let known = lock(&self.shared.routes).subscriptions.contains_key(&uri);
         if !known {
             let timeout = self.call_timeout();
@@ -348,6 +391,7 @@ impl Gateway {
         uri: String,
         leaving: impl Fn(&Subscriber) -> bool,
     ) -> Result<(), ErrorData> {
+        let _turn = self.shared.subscription_turns.take(&uri).await;
         let server = {
             let mut routes = lock(&self.shared.routes);
             let Some((server, subscribers)) = routes.subscriptions.get_mut(&uri) else {

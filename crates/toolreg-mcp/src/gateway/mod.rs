@@ -138,6 +138,8 @@ struct Shared {
     listeners: Mutex<Vec<(u64, SubscriptionSink)>>,
     /// Which server each prompt and resource belongs to, and the clients' subscriptions.
     routes: Mutex<features::Routes>,
+    /// Changes of a resource's subscription at its server, taking turns per URI.
+    subscription_turns: features::SubscriptionTurns,
     /// Signs the request state of the input-required results relayed to 2026-07-28 clients.
     state_key: StateKey,
     /// Calls of 2026-07-28 clients whose server waits for the answer to its request, by call id.
@@ -242,6 +244,7 @@ impl Gateway {
                 forwarded: Mutex::default(),
                 listeners: Mutex::default(),
                 routes: Mutex::default(),
+                subscription_turns: features::SubscriptionTurns::default(),
                 state_key,
                 parked: Mutex::default(),
                 instance: instance_id(),
