@@ -913,6 +913,42 @@ describe("toolreg serve passes a server's question during tool_invoke or tool_ex
     await expect.poll(cancelled, { timeout: 5000 }).toBe(1)
     expect(asked).toHaveLength(4)
   }, 60_000)
+
+  it("passes the servers' progress of a tool the host runs to the client that asked for it, rising, and to a 2026-07-28 request's retry after its round", async () => {
+    const config = configOf({ ...testServer('asker'), protocolVersion: '2025-11-25' })
+    const { url } = await startHttp(['--config', config, '--no-auth', '--exec', '--context-window', '2000'])
+    const { ElicitRequestSchema } = await import('@modelcontextprotocol/sdk/types.js')
+    const client = new Client({ name: 'progress', version: '1.0.0' }, { capabilities: { elicitation: {} } })
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { name: 'Grace', age: 85 } }))
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+    closing.push(() => client.close())
+    const heard = []
+    const onprogress = ({ progress, total, message }) => heard.push({ progress, total, message })
+    await client.callTool({ name: 'tool_inspect', arguments: { name: 'asker/ask' } })
+    const invoked = await client.callTool({ name: 'tool_invoke', arguments: { name: 'asker/ask', params: { steps: 3 } } }, undefined, { onprogress })
+    expect(JSON.parse(textOf(invoked)).content.name).toBe('Grace')
+    expect(heard).toEqual([1, 2, 3].map((step) => ({ progress: step, total: 3, message: `step ${step}` })))
+
+    // Two server calls in one run: the second's count starts over, and only what rises above
+    // the first's last step passes.
+    heard.length = 0
+    const code = 'await tools.invoke("asker/progress", { steps: 2 }); return await tools.invoke("asker/progress", { steps: 4 })'
+    const ran = await client.callTool({ name: 'tool_exec', arguments: { code } }, undefined, { onprogress })
+    expect(JSON.parse(textOf(ran)).result.content[0].text).toBe('done in 4 steps')
+    expect(heard.map((p) => p.progress)).toEqual([1, 2, 3, 4])
+
+    // A 2026-07-28 request: the server reports after the answer, so the retry hears it, under
+    // its own token, before its result.
+    const asks = { elicitation: {} }
+    const args = { name: 'asker/ask', params: { steps: 3 } }
+    const round = await stateless(url, 'tools/call', { name: 'tool_invoke', arguments: args }, asks, { meta: { progressToken: 'first' } })
+    expect(round.answer.result.resultType).toBe('input_required')
+    expect(round.notifications.filter((m) => m.method === 'notifications/progress')).toEqual([])
+    const answer = { inputResponses: { elicitation: { action: 'accept', content: { name: 'Ada', age: 36 } } }, requestState: round.answer.result.requestState }
+    const done = await stateless(url, 'tools/call', { name: 'tool_invoke', arguments: args, ...answer }, asks, { meta: { progressToken: 'retry' } })
+    expect(done.answer.result.resultType).toBe('complete')
+    expect(done.notifications.filter((m) => m.method === 'notifications/progress').map((m) => [m.params.progressToken, m.params.progress])).toEqual([['retry', 1], ['retry', 2], ['retry', 3]])
+  }, 60_000)
 })
 
 /** The MCP Inspector's CLI mode (@modelcontextprotocol/inspector 1.0.3, its launcher as published): one method per run, its JSON answer. */

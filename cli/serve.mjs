@@ -81,8 +81,9 @@ export async function createGateway(servers, { contextWindow, exec = false, time
   // Rebuilds (a server joined, or changed its tools) run in order once the gateway exists: a
   // server that answers while the first build runs joins right after it.
   let rebuilding = gatewayExists
-  // The id of the client's call a tool the host runs serves, through every await and the
-  // sandbox's callbacks: the server it calls is then known to be that call's (callReaches).
+  // The client's call a tool the host runs serves (`{ id, wantsProgress, progressSent }`),
+  // through every await and the sandbox's callbacks: the server it calls is then known to be
+  // that call's (callReaches), and that server's progress is the call's.
   const servedCall = new AsyncLocalStorage()
   const askClient = async (kind, request) => {
     if (!gateway) throw new Error('no client is connected to the gateway')
@@ -181,8 +182,18 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       // A tool the host runs for a client's call (tool_invoke, tool_exec, a deferred tool):
       // what this server asks meanwhile may be that client's to answer.
       const call = servedCall.getStore()
-      if (call !== undefined) gateway?.callReaches(call, serverId)
-      return hub.callTool(serverId, name, args, opts)
+      if (call === undefined || !gateway) return hub.callTool(serverId, name, args, opts)
+      gateway.callReaches(call.id, serverId)
+      if (!call.wantsProgress) return hub.callTool(serverId, name, args, opts)
+      // One rising count across every server call of the run (tool_exec may make several):
+      // MCP wants each notification's progress above the last, so one that is not is left out.
+      const onProgress = (update) => {
+        opts?.onProgress?.(update)
+        if (!(update.progress > call.progressSent)) return
+        call.progressSent = update.progress
+        gateway.progress(call.id, update.progress, update.total, update.message)
+      }
+      return hub.callTool(serverId, name, args, { ...opts, onProgress })
     },
   }
   // With a usage store, calls are recorded in it and the pins learned from it are loaded up
@@ -306,7 +317,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
   const running = new Map()
   const host = {
     list: () => definitions,
-    async call({ id, name, arguments: args }) {
+    async call({ id, name, arguments: args, progress: wantsProgress }) {
       await building // a start answered from an earlier one's tool list
       const target = exposed.get(name)
       if (!target) return { error: `no tool named ${JSON.stringify(name)} on this gateway` }
@@ -321,7 +332,8 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       running.set(id, controller)
       try {
         const toolCallId = `gateway-${id}`
-        const output = await servedCall.run(id, () => target.tool.execute(args ?? {}, { toolCallId, messages: [], abortSignal: controller.signal }))
+        const served = { id, wantsProgress, progressSent: -Infinity }
+        const output = await servedCall.run(served, () => target.tool.execute(args ?? {}, { toolCallId, messages: [], abortSignal: controller.signal }))
         return await callResultOf(target.tool, output, toolCallId, args ?? {})
       } catch (error) {
         // An MCP tool that failed (McpToolError) keeps its own result; anything else is its message.

@@ -16,8 +16,8 @@
 //!   cancellation, counted by `cancelled_count`), `crash` (exits mid-call with status 3),
 //!   `big {mb}` (text of N MiB), `image` (a PNG content block), `toggle` (adds/removes tool
 //!   `toggled` and emits tools/list_changed), `storm {count}` (emits N list_changed),
-//!   `fail` (isError result), `ask` (a form: `elicitation/create`, or an `input_required`
-//!   result at 2026-07-28), `progress {steps}` (progress notifications), `log {text}` (a
+//!   `fail` (isError result), `ask {steps?}` (a form: `elicitation/create`, or an `input_required`
+//!   result at 2026-07-28; then `steps` progress notifications), `progress {steps}` (progress notifications), `log {text}` (a
 //!   warning log message), `stderr {text, repeat}`, `pid`, `grandchild_pid`, `list_count`
 //!   (tools/list requests answered), `end_listens` (ends every `subscriptions/listen` stream),
 //!   `listens` (how many are open), plus
@@ -94,6 +94,22 @@ fn count_subscription(uri: &str, by: isize) {
         None => {}
     }
     subscribed.retain(|(_, n)| *n > 0);
+}
+
+/// Reports `steps` progress notifications 20 ms apart, when the call asked for progress.
+async fn report_progress(context: &RequestContext<RoleServer>, steps: u64) {
+    let Some(token) = context.meta.get_progress_token() else {
+        return;
+    };
+    for step in 1..=steps {
+        let mut param = rmcp::model::ProgressNotificationParam::new(token.clone(), step as f64);
+        param.total = Some(steps as f64);
+        param.message = Some(format!("step {step}"));
+        let _ = context.peer.notify_progress(param).await;
+        // Work takes time: clients (the TypeScript SDK among them) drop progress that arrives
+        // in the same read as the answer.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Tells clients the tool list changed: a session of the handshake lifecycle by a notification
@@ -277,8 +293,8 @@ impl TestServer {
             ),
             Tool::new(
                 "ask",
-                "Ask the user who they are (an elicitation with defaults)",
-                obj_schema(json!({}), &[]),
+                "Ask the user who they are (an elicitation with defaults), then report steps progress (none by default)",
+                obj_schema(json!({"steps": {"type": "integer"}}), &[]),
             ),
             Tool::new(
                 "cancelled_count",
@@ -712,10 +728,12 @@ impl ServerHandler for TestServer {
                     };
                 }
                 let params = serde_json::from_value(form).expect("a form elicitation");
-                match context.peer.create_elicitation(params).await {
-                    Ok(answer) => Ok(text(serde_json::to_string(&answer).unwrap_or_default())),
-                    Err(e) => Ok(text(format!("elicitation failed: {e}"))),
-                }
+                let answer = match context.peer.create_elicitation(params).await {
+                    Ok(answer) => serde_json::to_string(&answer).unwrap_or_default(),
+                    Err(e) => format!("elicitation failed: {e}"),
+                };
+                report_progress(&context, num("steps") as u64).await;
+                Ok(text(answer))
             }
             "list_count" => Ok(text(LIST_REQUESTS.load(Ordering::SeqCst).to_string())),
             "crash" => {
@@ -753,18 +771,7 @@ impl ServerHandler for TestServer {
             "listens" => Ok(text(LISTENERS.lock().unwrap().len().to_string())),
             "progress" => {
                 let steps = num("steps") as u64;
-                if let Some(token) = context.meta.get_progress_token() {
-                    for step in 1..=steps {
-                        let mut param =
-                            rmcp::model::ProgressNotificationParam::new(token.clone(), step as f64);
-                        param.total = Some(steps as f64);
-                        param.message = Some(format!("step {step}"));
-                        let _ = context.peer.notify_progress(param).await;
-                        // Work takes time: clients (the TypeScript SDK among them) drop progress
-                        // that arrives in the same read as the answer.
-                        tokio::time::sleep(Duration::from_millis(20)).await;
-                    }
-                }
+                report_progress(&context, steps).await;
                 Ok(text(format!("done in {steps} steps")))
             }
             "log" => {

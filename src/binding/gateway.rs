@@ -260,18 +260,12 @@ impl NativeGateway {
         self.gateway.call_reaches(u64::from(id), &server_id);
     }
 
-    /// Progress of the call `id` the host is running.
+    /// Progress of the call `id` the host is running; sent to its client in order, before
+    /// the call's answer.
     #[napi]
-    pub async fn progress(
-        &self,
-        id: u32,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) {
+    pub fn progress(&self, id: u32, progress: f64, total: Option<f64>, message: Option<String>) {
         self.gateway
-            .progress(u64::from(id), progress, total, message)
-            .await;
+            .progress(u64::from(id), progress, total, message);
     }
 
     /// Stops serving: open sessions end, the HTTP listener closes.

@@ -336,22 +336,23 @@ impl Gateway {
         let relayed =
             match self.continue_from(HOST_CALL, retry.request_state.as_deref(), &binding)? {
                 Continued::Parked(parked) => {
-                    self.resume(&parked, &retry, None, &binding, ct).await?
+                    self.resume(&parked, &retry, progress.clone(), &binding, ct)
+                        .await?
                 }
                 Continued::Fresh(_) => {
                     let shared = self.shared.clone();
                     let decision = decided.clone();
                     let (name, arguments) = (name.to_owned(), arguments.clone());
-                    let target = progress.clone();
                     let call = self.start_relayed(
                         HOST_CALL,
                         retry.capabilities.clone(),
-                        None,
-                        move |id, cancel, _, _| {
+                        progress.clone(),
+                        move |id, cancel, sink, _| {
                             async move {
-                                // The host reports progress by call id (`Gateway::progress`).
-                                if let Some(target) = target {
-                                    super::lock(&shared.progress).insert(id, target);
+                                // The host reports progress by call id (`Gateway::progress`);
+                                // the sink follows the call from round to round.
+                                if let Some(sink) = sink {
+                                    super::lock(&shared.progress).insert(id, sink);
                                 }
                                 let call = GatewayCall {
                                     id,

@@ -127,8 +127,10 @@ struct Shared {
     next_call: AtomicU64,
     /// The lowest level of log messages the clients asked for (`logging/setLevel`).
     log_level: Mutex<LoggingLevel>,
-    /// Calls in flight whose client asked for progress: where to send it.
-    progress: Mutex<HashMap<u64, (Peer<RoleServer>, ProgressToken)>>,
+    /// Calls the host runs whose client asked for progress, by call id: where the host's
+    /// progress goes ([`Gateway::progress`]), a channel that is drained before the call's answer
+    /// is sent, so the client hears it in order and first.
+    progress: Mutex<HashMap<u64, ProgressSink>>,
     /// Forwarded calls in flight, by call id (so in the order they started): where that
     /// server's requests to its client go.
     forwarded: Mutex<BTreeMap<u64, Forwarded>>,
@@ -442,20 +444,13 @@ impl Gateway {
         peers.clone()
     }
 
-    /// Progress of call `id`, sent to its client when it asked for progress.
-    pub async fn progress(
-        &self,
-        id: u64,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) {
-        let target = lock(&self.shared.progress).get(&id).cloned();
-        if let Some((peer, token)) = target {
-            let mut param = ProgressNotificationParam::new(token, progress);
-            param.total = total;
-            param.message = message;
-            let _ = peer.notify_progress(param).await;
+    /// Progress of call `id` the host runs, sent to its client when it asked for progress: to
+    /// the request waiting on the call now (a 2026-07-28 call's retry after a round), none while
+    /// the call is parked.
+    pub fn progress(&self, id: u64, progress: f64, total: Option<f64>, message: Option<String>) {
+        let sink = lock(&self.shared.progress).get(&id).cloned();
+        if let Some(sink) = sink {
+            sink(progress, total, message);
         }
     }
 
@@ -763,11 +758,11 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let id = self.next_id();
-        let progress_token = context.meta.get_progress_token();
-        let wants_progress = progress_token.is_some();
-        if let Some(token) = progress_token {
-            lock(&self.shared.progress).insert(id, (context.peer.clone(), token));
-        }
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|token| (context.peer.clone(), token));
+        let wants_progress = progress.is_some();
         let mut in_flight = InFlight {
             shared: &self.shared,
             id,
@@ -801,7 +796,6 @@ impl ServerHandler for Gateway {
                 if let Some(retry) = retry {
                     // A 2026-07-28 client is asked in rounds: the host's run outlives them.
                     in_flight.done = true;
-                    let progress = lock(&self.shared.progress).get(&id).cloned();
                     return self
                         .host_round(
                             &request.name,
@@ -828,18 +822,28 @@ impl ServerHandler for Gateway {
                     arguments: arguments.clone(),
                     wants_progress,
                 };
-                tokio::select! {
+                let target = progress.clone().map(|to| Arc::new(Mutex::new(Some(to))));
+                let (sink, forwarder) = progress_forwarder(target);
+                if let Some(sink) = sink {
+                    lock(&self.shared.progress).insert(id, sink);
+                }
+                let answer = tokio::select! {
                     answer = self.shared.host.call_tool(call) => answer,
                     // Dropping `in_flight` tells the host to stop the call.
                     _ = context.ct.cancelled() => return Err(ErrorData::internal_error("the call was cancelled", None)),
+                };
+                // The last sink gone, the forwarder ends once it has sent the rest.
+                lock(&self.shared.progress).remove(&id);
+                if let Some(forwarder) = forwarder {
+                    let _ = forwarder.await;
                 }
+                answer
             }
         };
         in_flight.done = true;
         let mut result = match answer {
             Ok(HostAnswer::Done(result)) => result,
             Ok(HostAnswer::Forward { server_id, tool }) => {
-                let progress = lock(&self.shared.progress).get(&id).cloned();
                 match retry {
                     // A 2026-07-28 client: the server's input-required results, and the
                     // requests it sends during the call, reach it as input-required results.
