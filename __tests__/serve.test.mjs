@@ -949,6 +949,32 @@ describe("toolreg serve passes a server's question during tool_invoke or tool_ex
     expect(done.answer.result.resultType).toBe('complete')
     expect(done.notifications.filter((m) => m.method === 'notifications/progress').map((m) => [m.params.progressToken, m.params.progress])).toEqual([['retry', 1], ['retry', 2], ['retry', 3]])
   }, 60_000)
+
+  it("passes the log messages of the servers a tool the host runs reaches to a 2026-07-28 request, at the level its _meta asks, and to the retry that resumed the run", async () => {
+    const config = configOf({ ...testServer('asker'), protocolVersion: '2025-11-25' })
+    const { url } = await startHttp(['--config', config, '--no-auth', '--exec', '--context-window', '2000'])
+    const asks = { elicitation: {} }
+    const logsOf = (reply) => reply.notifications.filter((m) => m.method === 'notifications/message').map((m) => [m.params.level, m.params.data])
+    const level = (lowest) => ({ meta: lowest ? { 'io.modelcontextprotocol/logLevel': lowest } : {} })
+    await stateless(url, 'tools/call', { name: 'tool_inspect', arguments: { name: 'asker/log' } }, asks)
+    const invoke = { name: 'tool_invoke', arguments: { name: 'asker/log', params: { text: 'invoked' } } }
+    const heard = await stateless(url, 'tools/call', invoke, asks, level('info'))
+    expect(textOf(heard.answer.result)).toBe('logged')
+    expect(logsOf(heard)).toEqual([['warning', 'invoked']])
+    for (const lowest of ['error', undefined]) expect(logsOf(await stateless(url, 'tools/call', invoke, asks, level(lowest))), lowest).toEqual([])
+
+    // The run is parked at the question and logs after the answer: the retry's level counts.
+    const code = 'await tools.invoke("asker/ask", {}); return await tools.invoke("asker/log", { text: "after the answer" })'
+    for (const [lowest, expected] of [['warning', [['warning', 'after the answer']]], [undefined, []]]) {
+      const round = await stateless(url, 'tools/call', { name: 'tool_exec', arguments: { code } }, asks, level('debug'))
+      expect(round.answer.result.resultType).toBe('input_required')
+      expect(logsOf(round)).toEqual([])
+      const answer = { inputResponses: { elicitation: { action: 'accept', content: { name: 'Ada', age: 36 } } }, requestState: round.answer.result.requestState }
+      const done = await stateless(url, 'tools/call', { name: 'tool_exec', arguments: { code }, ...answer }, asks, level(lowest))
+      expect(JSON.parse(textOf(done.answer.result)).result.content[0].text).toBe('logged')
+      expect(logsOf(done), lowest).toEqual(expected)
+    }
+  }, 60_000)
 })
 
 /** The MCP Inspector's CLI mode (@modelcontextprotocol/inspector 1.0.3, its launcher as published): one method per run, its JSON answer. */

@@ -28,11 +28,10 @@ use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::parked::Relayed;
+use super::parked::{CallLogs, Relayed};
 use super::state::{Continuation, ParkedCallRef, RequestBinding, STATE_TTL};
 use super::{ClientRequest, Gateway, GatewayCall, HostAnswer, complete_type, required_capability};
-use crate::mcp::hub::NOTIFICATION_GRACE;
-use crate::mcp::{LogTap, McpError, Round};
+use crate::mcp::{McpError, Round};
 
 /// What a 2026-07-28 request brings to a round: its answers, the state it echoes, and the
 /// capabilities it declared.
@@ -199,7 +198,11 @@ impl Gateway {
         let hub = self.hub()?;
         let binding = RequestBinding::new("tools/call", name, &arguments);
         // The server's log messages while this request waits ride its stream, when asked.
-        let log = self.tap_logs(server_id, retry.log.clone())?;
+        let logs = retry.log.clone().map(|log| {
+            let mut logs = CallLogs::new(Some(log));
+            logs.reach(&hub, server_id);
+            logs
+        });
         let relayed =
             match self.continue_from(server_id, retry.request_state.as_deref(), &binding)? {
                 Continued::Parked(parked) => {
@@ -216,6 +219,7 @@ impl Gateway {
                         server_id,
                         capabilities,
                         progress,
+                        None,
                         |_, cancel, sink, timeout| {
                             async move {
                                 hub.call_tool_round(&server, params, timeout, Some(cancel), sink)
@@ -227,7 +231,9 @@ impl Gateway {
                     self.next_event(call, &binding, ct).await?
                 }
             };
-        end_log_tap(log).await;
+        if let Some(logs) = logs {
+            logs.end().await;
+        }
         let (outcome, missing) = match relayed {
             Relayed::InputRequired(input) => return Ok(CallToolResponse::InputRequired(input)),
             Relayed::Ended { outcome, missing } => (outcome, missing),
@@ -270,8 +276,12 @@ impl Gateway {
                 let hub = self.hub()?;
                 let target = server.clone();
                 let capabilities = retry.capabilities.clone();
-                let call =
-                    self.start_relayed(&server, capabilities, None, |_, cancel, _, timeout| {
+                let call = self.start_relayed(
+                    &server,
+                    capabilities,
+                    None,
+                    None,
+                    |_, cancel, _, timeout| {
                         async move {
                             let round = hub
                                 .get_prompt_round(&target, params, timeout, Some(cancel))
@@ -286,7 +296,8 @@ impl Gateway {
                             })
                         }
                         .boxed()
-                    });
+                    },
+                );
                 self.next_event(call, &binding, ct).await?
             }
         };
@@ -347,6 +358,7 @@ impl Gateway {
                         HOST_CALL,
                         retry.capabilities.clone(),
                         progress.clone(),
+                        Some(CallLogs::new(retry.log.clone())),
                         move |id, cancel, sink, _| {
                             async move {
                                 // The host reports progress by call id (`Gateway::progress`);
@@ -424,35 +436,6 @@ impl Gateway {
         };
         complete_type(&mut result.result_type);
         Ok(CallToolResponse::Complete(result))
-    }
-
-    /// Taps server `server_id`'s log messages at the level `log` asks for and above onto the
-    /// request's stream, until [`end_log_tap`]; nothing when the request asked for no level.
-    #[allow(deprecated)] // the logging level, which 2026-07-28 names per request
-    fn tap_logs(
-        &self,
-        server_id: &str,
-        log: Option<(Peer<RoleServer>, rmcp::model::LoggingLevel)>,
-    ) -> Result<Option<(LogTap, tokio::task::JoinHandle<()>)>, ErrorData> {
-        let Some((peer, lowest)) = log else {
-            return Ok(None);
-        };
-        let (sink, forwarder) = super::log_forwarder(peer, lowest);
-        let tap = self
-            .hub()?
-            .tap_logs(server_id, sink)
-            .map_err(super::features::forwarded_error)?;
-        Ok(Some((tap, forwarder)))
-    }
-}
-
-/// Ends a tap of [`Gateway::tap_logs`] once what it caught is sent.
-async fn end_log_tap(log: Option<(LogTap, tokio::task::JoinHandle<()>)>) {
-    if let Some((tap, forwarder)) = log {
-        // Messages sent just before the answer may still be on their way to the tap.
-        tokio::time::sleep(NOTIFICATION_GRACE).await;
-        drop(tap);
-        let _ = forwarder.await;
     }
 }
 

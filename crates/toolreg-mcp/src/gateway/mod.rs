@@ -167,6 +167,9 @@ struct Forwarded {
     /// Requests of the server still waiting for the client's answer: a call whose server waits
     /// is not the one that asks next.
     waiting: usize,
+    /// A call the host runs for a 2026-07-28 request: the log messages of the servers it
+    /// reaches, for the request waiting on it.
+    logs: Option<parked::CallLogs>,
 }
 
 /// How a server's request reaches the client of the call it belongs to.
@@ -383,10 +386,15 @@ impl Gateway {
     /// The call `id` the host is running called a tool of `server`: a request that server
     /// sends may be this call's to ask its client. A call that ended is left alone.
     pub fn call_reaches(&self, id: u64, server: &str) {
-        if let Some(call) = lock(&self.shared.forwarded).get_mut(&id)
-            && !call.servers.iter().any(|s| s == server)
-        {
+        let mut forwarded = lock(&self.shared.forwarded);
+        let Some(call) = forwarded.get_mut(&id) else {
+            return;
+        };
+        if !call.servers.iter().any(|s| s == server) {
             call.servers.push(server.to_owned());
+        }
+        if let (Some(logs), Some(hub)) = (&mut call.logs, &self.shared.hub) {
+            logs.reach(hub, server);
         }
     }
 
@@ -597,26 +605,28 @@ fn at_least(level: LoggingLevel, lowest: LoggingLevel) -> bool {
     level as u8 >= lowest as u8
 }
 
-/// A sink for a 2026-07-28 call's server log messages at `lowest` and above, and the task that
-/// sends them on the call's own stream in order; it ends once the sink is dropped and what it
+/// A sink for a 2026-07-28 call's server log messages and the task that sends them in order to
+/// the request `target` names at the time, at the level it asked for and above (a relayed
+/// call's request changes with its rounds); the task ends once the sink is dropped and what it
 /// holds is sent.
 #[allow(deprecated)] // the logging level, see the imports
-fn log_forwarder(
-    peer: Peer<RoleServer>,
-    lowest: LoggingLevel,
-) -> (LogSink, tokio::task::JoinHandle<()>) {
+fn log_forwarder(target: parked::LogTarget) -> (LogSink, tokio::task::JoinHandle<()>) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let sink: LogSink = Arc::new(move |message: &Value| {
         if let Ok(message) =
             serde_json::from_value::<LoggingMessageNotificationParam>(message.clone())
-            && at_least(message.level, lowest)
         {
             let _ = tx.send(message);
         }
     });
     let forwarder = tokio::spawn(async move {
         while let Some(message) = rx.recv().await {
-            let _ = peer.notify_logging_message(message).await;
+            let Some((peer, lowest)) = lock(&target).clone() else {
+                continue;
+            };
+            if at_least(message.level, lowest) {
+                let _ = peer.notify_logging_message(message).await;
+            }
         }
     });
     (sink, forwarder)
@@ -814,6 +824,7 @@ impl ServerHandler for Gateway {
                     client: AskedClient::Session(context.peer.clone()),
                     missing: None,
                     waiting: 0,
+                    logs: None,
                 };
                 lock(&self.shared.forwarded).insert(id, asked);
                 let call = GatewayCall {
@@ -866,6 +877,7 @@ impl ServerHandler for Gateway {
                             client: AskedClient::Session(context.peer.clone()),
                             missing: None,
                             waiting: 0,
+                            logs: None,
                         };
                         lock(&self.shared.forwarded).insert(id, call);
                         self.forward(&server_id, &tool, arguments, progress, context.ct.clone())

@@ -27,9 +27,10 @@ use rmcp::model::{
     ClientCapabilities, ElicitResult, ErrorData, InputRequest, InputRequiredResult, InputResponses,
     ProgressToken,
 };
-// Sampling and roots are deprecated for 2026-07-28 (SEP-2577); servers still ask for them.
+// Sampling, roots and the logging level are deprecated for 2026-07-28 (SEP-2577); servers still
+// use them.
 #[allow(deprecated)]
-use rmcp::model::{CreateMessageResult, ListRootsResult};
+use rmcp::model::{CreateMessageResult, ListRootsResult, LoggingLevel};
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -39,10 +40,62 @@ use tokio_util::sync::CancellationToken;
 use super::input_required::Retry;
 use super::state::{Continuation, ParkedCallRef, RequestBinding};
 use super::{AskedClient, ClientRequest, Forwarded, Gateway, lock};
-use crate::mcp::{McpError, ProgressSink, Round};
+use crate::mcp::hub::NOTIFICATION_GRACE;
+use crate::mcp::{LogSink, LogTap, McpError, McpHub, ProgressSink, Round};
 
 /// Where a call's progress goes: the client request waiting on it, none while it is parked.
 pub(super) type ProgressTarget = Arc<Mutex<Option<(Peer<RoleServer>, ProgressToken)>>>;
+
+/// Where a call's server log messages go: the client request waiting on it and the lowest level
+/// it asked for (`io.modelcontextprotocol/logLevel`), none while it is parked or unasked.
+#[allow(deprecated)] // the logging level, which 2026-07-28 names per request
+pub(super) type LogTarget = Arc<Mutex<Option<(Peer<RoleServer>, LoggingLevel)>>>;
+
+/// The log messages of a 2026-07-28 request's call: each server the call reaches is tapped from
+/// then on, and what it logs goes to the request waiting on the call. A forwarded call's one
+/// server is tapped for each round; a call the host runs is tapped at the servers it reaches
+/// ([`Gateway::call_reaches`]) for its whole run, as a retry may ask for messages the first
+/// request did not.
+pub(super) struct CallLogs {
+    target: LogTarget,
+    sink: LogSink,
+    taps: Vec<(String, LogTap)>,
+    forwarder: tokio::task::JoinHandle<()>,
+}
+
+impl CallLogs {
+    #[allow(deprecated)] // the logging level, see `LogTarget`
+    pub(super) fn new(log: Option<(Peer<RoleServer>, LoggingLevel)>) -> Self {
+        let target = Arc::new(Mutex::new(log));
+        let (sink, forwarder) = super::log_forwarder(target.clone());
+        Self {
+            target,
+            sink,
+            taps: Vec::new(),
+            forwarder,
+        }
+    }
+
+    pub(super) fn reach(&mut self, hub: &McpHub, server: &str) {
+        if self.taps.iter().any(|(tapped, _)| tapped == server) {
+            return;
+        }
+        // A server the hub does not know has no messages to tap.
+        if let Ok(tap) = hub.tap_logs(server, self.sink.clone()) {
+            self.taps.push((server.to_owned(), tap));
+        }
+    }
+
+    /// Ends the taps once what they caught is sent.
+    pub(super) async fn end(self) {
+        // Messages sent just before the answer may still be on their way to the taps.
+        if !self.taps.is_empty() && lock(&self.target).is_some() {
+            tokio::time::sleep(NOTIFICATION_GRACE).await;
+        }
+        drop((self.taps, self.sink));
+        let _ = self.forwarder.await;
+    }
+}
 
 /// The server's call as a task runs it: its outcome, complete or `input_required` (a server of
 /// 2026-07-28), the complete result as JSON.
@@ -111,6 +164,7 @@ impl Gateway {
         server: &str,
         capabilities: ClientCapabilities,
         progress: Option<(Peer<RoleServer>, ProgressToken)>,
+        logs: Option<CallLogs>,
         start: impl FnOnce(u64, CancellationToken, Option<ProgressSink>, Duration) -> ServerCall,
     ) -> RelayedCall {
         let id = self.next_id();
@@ -125,6 +179,7 @@ impl Gateway {
             },
             missing: None,
             waiting: 0,
+            logs,
         };
         lock(&self.shared.forwarded).insert(id, call);
         let progress = progress.map(|target| Arc::new(Mutex::new(Some(target))));
@@ -138,9 +193,13 @@ impl Gateway {
             if let Some(forwarder) = forwarder {
                 let _ = forwarder.await;
             }
-            let missing = lock(&shared.forwarded)
+            let (missing, logs) = lock(&shared.forwarded)
                 .remove(&id)
-                .and_then(|call| call.missing);
+                .map(|call| (call.missing, call.logs))
+                .unwrap_or_default();
+            if let Some(logs) = logs {
+                logs.end().await;
+            }
             let _ = events_tx.send(CallEvent::Ended { outcome, missing });
         });
         RelayedCall {
@@ -219,6 +278,12 @@ impl Gateway {
         if let Some(target) = &call.progress {
             *lock(target) = None;
         }
+        if let Some(logs) = lock(&self.shared.forwarded)
+            .get(&call.id)
+            .and_then(|c| c.logs.as_ref())
+        {
+            *lock(&logs.target) = None;
+        }
         let (id, deadline) = (call.id, call.deadline);
         lock(&self.shared.parked).insert(id, Parked { call, kind, answer });
         // Not resumed in time: freed, and the server's call stopped (the hub's own deadline for
@@ -270,10 +335,14 @@ impl Gateway {
         // token are the ones that count.
         if let Some(Forwarded {
             client: AskedClient::Stateless { capabilities, .. },
+            logs,
             ..
         }) = lock(&self.shared.forwarded).get_mut(&call.id)
         {
             *capabilities = retry.capabilities.clone();
+            if let Some(logs) = logs {
+                *lock(&logs.target) = retry.log.clone();
+            }
         }
         if let Some(target) = &call.progress {
             *lock(target) = progress;
