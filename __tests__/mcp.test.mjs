@@ -189,9 +189,9 @@ describe('McpHub fault cases with our rmcp test server', () => {
       const already = new AbortController()
       already.abort()
       await expect(hub.callTool('t', 'slow', { ms: 30_000 }, { signal: already.signal })).rejects.toMatchObject({ code: 'TOOLREG_MCP_CANCELLED' })
-      await new Promise((resolve) => setTimeout(resolve, 200))
-      const count = await hub.callTool('t', 'cancelled_count', {})
-      expect(Number(JSON.stringify(count).match(/\d+/)[0])).toBeGreaterThanOrEqual(2)
+      // The server hears each cancellation in its own time.
+      const cancelled = async () => Number(JSON.stringify(await hub.callTool('t', 'cancelled_count', {})).match(/\d+/)[0])
+      await expect.poll(cancelled, { timeout: 10_000 }).toBeGreaterThanOrEqual(2)
     } finally {
       await hub.close()
     }
@@ -273,10 +273,9 @@ describe('McpHub fault cases with our rmcp test server', () => {
       expect(tools.filter((t) => t.name.startsWith('gen_'))).toHaveLength(10_000)
       expect(await hub.listTools('many')).toBe(tools)
       await hub.callTool('many', 'toggle', {})
-      await new Promise((resolve) => setTimeout(resolve, 200))
-      const relisted = await hub.listTools('many')
-      expect(relisted).not.toBe(tools)
-      expect(relisted.map((t) => t.name)).toContain('toggled')
+      // The list change arrives as a notification, in its own time.
+      await expect.poll(async () => (await hub.listTools('many')).map((t) => t.name), { timeout: 10_000 }).toContain('toggled')
+      expect(await hub.listTools('many')).not.toBe(tools)
     } finally {
       await hub.close()
     }
@@ -286,8 +285,7 @@ describe('McpHub fault cases with our rmcp test server', () => {
     const hub = new McpHub({ servers: [testServer('io')] })
     try {
       await hub.callTool('io', 'stderr', { text: 'diagnostic line from the server', repeat: 1 })
-      await new Promise((resolve) => setTimeout(resolve, 100))
-      expect(hub.status()[0].stderrTail).toContain('diagnostic line from the server')
+      await expect.poll(() => hub.status()[0].stderrTail, { timeout: 10_000 }).toContain('diagnostic line from the server')
       const big = await hub.callTool('io', 'big', { mb: 20 })
       expect(big.content[0].text.length).toBeGreaterThanOrEqual(20 * 1024 * 1024)
     } finally {

@@ -285,9 +285,9 @@ describe('toolreg serve --usage-store', () => {
       expect(result.isError).toBeFalsy()
     }
     await first.close()
-    await new Promise((resolve) => setTimeout(resolve, 200))
-    const lines = readFileSync(store, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
-    expect(lines).toHaveLength(3)
+    const recorded = () => (existsSync(store) ? readFileSync(store, 'utf8').trim().split('\n').filter(Boolean) : [])
+    await expect.poll(recorded, { timeout: 10_000 }).toHaveLength(3)
+    const lines = recorded().map((l) => JSON.parse(l))
     expect(lines[0]).toMatchObject({ namespace: 'mcp:everything' })
     expect(JSON.stringify(lines)).not.toMatch(/"a"|"b"/)
 
@@ -298,8 +298,6 @@ describe('toolreg serve --usage-store', () => {
     // A direct call of the pinned tool is forwarded and recorded too.
     expect((await second.callTool({ name: 'get-sum', arguments: { a: 2, b: 3 } })).isError).toBeFalsy()
     await second.close()
-    await new Promise((resolve) => setTimeout(resolve, 200))
-    expect(readFileSync(store, 'utf8').trim().split('\n')).toHaveLength(4)
-    expect(existsSync(store)).toBe(true)
+    await expect.poll(recorded, { timeout: 10_000 }).toHaveLength(4)
   }, 60_000)
 })

@@ -798,11 +798,11 @@ describe('toolreg serve parks a call whose server of 2025-11-25 asks during it, 
 
     // Two calls to the server in flight, neither waiting: which one asked cannot be told, so the
     // question reaches no client; the server hears why, the operator too.
-    const running = call('slow', { arguments: { ms: 1500 } })
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    const running = call('slow', { arguments: { ms: 5000 } })
+    await expect.poll(async () => (await call('sleeping')).answer.result.content[0].text, { timeout: 4000 }).toBe('1')
     const unclear = (await call('ask')).answer.result
     expect(unclear).toMatchObject({ resultType: 'complete', content: [{ text: expect.stringMatching(/elicitation failed: .*2 of its calls were running/) }] })
-    expect((await running).answer.result.content[0].text).toBe('slept 1500 ms')
+    expect((await running).answer.result.content[0].text).toBe('slept 5000 ms')
     expect(gateway.stderr()).toMatch(/warning: asker asked for elicitation while 2 of its calls were running/)
 
     // A request that goes away while it waits on its call takes the server's call down with it.

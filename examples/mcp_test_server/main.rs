@@ -13,15 +13,16 @@
 //!   `LISTENING <port>` on stdout; both serve Streamable HTTP at `/mcp` and the legacy
 //!   2024-11-05 HTTP+SSE transport at `/sse` (+ `POST /messages?sessionId=`).
 //! - Tools: `echo {text}`, `add {a,b}` (with structuredContent), `slow {ms}` (honours
-//!   cancellation, counted by `cancelled_count`), `crash` (exits mid-call with status 3),
-//!   `big {mb}` (text of N MiB), `image` (a PNG content block), `toggle` (adds/removes tool
-//!   `toggled` and emits tools/list_changed), `storm {count}` (emits N list_changed),
-//!   `fail` (isError result), `ask {steps?}` (a form: `elicitation/create`, or an `input_required`
-//!   result at 2026-07-28; then `steps` progress notifications), `progress {steps}` (progress notifications), `log {text}` (a
+//!   cancellation, counted by `cancelled_count`; `sleeping` counts those running), `crash`
+//!   (exits mid-call with status 3), `big {mb}` (text of N MiB), `image` (a PNG content
+//!   block), `toggle` (adds/removes tool `toggled` and emits tools/list_changed), `storm
+//!   {count}` (emits N list_changed), `fail` (isError result), `ask {steps?}` (a form:
+//!   `elicitation/create`, or an `input_required` result at 2026-07-28; then `steps`
+//!   progress notifications), `progress {steps}` (progress notifications), `log {text}` (a
 //!   warning log message), `stderr {text, repeat}`, `pid`, `grandchild_pid`, `list_count`
-//!   (tools/list requests answered), `end_listens` (ends every `subscriptions/listen` stream),
-//!   `listens` (how many are open), plus
-//!   `--tools N` generated tools `gen_00000`… served in pages of `--page-size` (100).
+//!   (tools/list requests answered), `end_listens` (ends every `subscriptions/listen`
+//!   stream), `listens` (how many are open), plus `--tools N` generated tools `gen_00000`…
+//!   served in pages of `--page-size` (100).
 //! - Faults: `--slow-start-ms` sleeps before serving; `--hang-on-list` never answers
 //!   tools/list (until cancelled); `--malformed` writes non-JSON lines on stdout before serving
 //!   (`only`: never serves, just garbage; `exit`: garbage then exit 1); `--protocol V` answers
@@ -72,6 +73,24 @@ mod mrtr;
 mod oauth;
 
 static CANCELLED: AtomicU64 = AtomicU64::new(0);
+/// `slow` calls sleeping now, so a test can tell its call reached the server.
+static SLEEPING: AtomicU64 = AtomicU64::new(0);
+
+/// Counts one `slow` call in [`SLEEPING`] until it ends, however it ends.
+struct Sleeping;
+
+impl Sleeping {
+    fn start() -> Self {
+        SLEEPING.fetch_add(1, Ordering::SeqCst);
+        Sleeping
+    }
+}
+
+impl Drop for Sleeping {
+    fn drop(&mut self) {
+        SLEEPING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
 /// tools/list requests served (pages count one each), so benchmarks can see the cache work.
 static LIST_REQUESTS: AtomicU64 = AtomicU64::new(0);
 static TOGGLED: AtomicBool = AtomicBool::new(false);
@@ -299,6 +318,11 @@ impl TestServer {
             Tool::new(
                 "cancelled_count",
                 "How many slow calls were cancelled",
+                obj_schema(json!({}), &[]),
+            ),
+            Tool::new(
+                "sleeping",
+                "How many slow calls are sleeping now",
                 obj_schema(json!({}), &[]),
             ),
             Tool::new(
@@ -674,6 +698,7 @@ impl ServerHandler for TestServer {
             }
             "slow" => {
                 let ms = num("ms") as u64;
+                let _sleeping = Sleeping::start();
                 tokio::select! {
                     _ = tokio::time::sleep(Duration::from_millis(ms)) => Ok(text(format!("slept {ms} ms"))),
                     _ = context.ct.cancelled() => {
@@ -684,6 +709,7 @@ impl ServerHandler for TestServer {
                 }
             }
             "cancelled_count" => Ok(text(CANCELLED.load(Ordering::SeqCst).to_string())),
+            "sleeping" => Ok(text(SLEEPING.load(Ordering::SeqCst).to_string())),
             "ask" => {
                 // Asks the client's user for a name and an age, both with defaults (SEP-1034):
                 // by `elicitation/create` in a session of the handshake era, by an
