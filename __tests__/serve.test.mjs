@@ -627,7 +627,17 @@ describe('toolreg serve gives 2026-07-28 clients list changes, resource updates 
   for (const backend of ['2025-11-25', '2026-07-28']) {
     it(`a listen stream subscribes the resources of its filter it knows, and only it hears their updates; a call's _meta logLevel picks its log messages (a server at ${backend})`, async () => {
       const { url } = await startHttp(['--config', configOf({ ...testServer('conformance', ['--conformance']), protocolVersion: backend }), '--no-auth'])
-      // A client lists resources before it subscribes to one: the gateway routes a URI by that list.
+      // A process that listed no resources yet (the client listed them through another replica)
+      // takes the URI and finds its server as the stream starts.
+      const unlisted = await listen(url, { resourceSubscriptions: ['test://watched-resource'] })
+      closing.push(unlisted.close)
+      const taken = await unlisted.waitFor('acknowledgment', (m) => m.method === 'notifications/subscriptions/acknowledged')
+      expect(taken.params.notifications).toEqual({ resourceSubscriptions: ['test://watched-resource'] })
+      await unlisted.waitFor('resource update', (m) => m.method === 'notifications/resources/updated')
+      await unlisted.close()
+      await untilSubscribedAtServer(url, [])
+
+      // Listed, the gateway routes a URI by that list.
       const listed = await stateless(url, 'resources/list')
       expect(listed.answer.result.resources.map((r) => r.uri)).toContain('test://watched-resource')
 

@@ -424,12 +424,16 @@ impl Gateway {
         .await
     }
 
-    /// Whether `uri` has a known route (listed by a server, matched by a server's template, or
-    /// subscribed already): the resources a `subscriptions/listen` stream may subscribe to.
-    /// Deciding takes no listing, as the acknowledgment cannot wait for one.
-    pub(super) fn knows_resource(&self, uri: &str) -> bool {
+    /// Whether a `subscriptions/listen` stream may subscribe to `uri`: it has a known route
+    /// (listed by a server, matched by a server's template, or subscribed already), or this
+    /// process has no resource listing to judge by (none yet, or a server's list changed
+    /// since), as a client may have listed through another replica; the stream then finds the
+    /// URI's server when it starts. Deciding takes no listing, as the acknowledgment cannot wait
+    /// for one.
+    pub(super) fn may_subscribe(&self, uri: &str) -> bool {
         let routes = lock(&self.shared.routes);
-        routes.subscriptions.contains_key(uri)
+        routes.resources.is_none()
+            || routes.subscriptions.contains_key(uri)
             || routes
                 .resources
                 .as_ref()

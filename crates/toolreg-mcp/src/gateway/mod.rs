@@ -980,9 +980,9 @@ impl ServerHandler for Gateway {
     }
 
     /// `subscriptions/listen` (2026-07-28): the list changes the gateway re-announces, and the
-    /// resources of the filter whose server is known (listed, or matched by a template). A URI
-    /// no server is known to have is left out of the acknowledgment, as the revision has it for
-    /// what a server does not honour; a client lists resources before it subscribes to one.
+    /// resources of the filter it may subscribe to ([`Gateway::may_subscribe`]). A URI no server
+    /// is known to have is left out of the acknowledgment, as the revision has it for what a
+    /// server does not honour.
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
@@ -990,7 +990,7 @@ impl ServerHandler for Gateway {
         let mut accepted = requested.clone();
         accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
             uris.iter()
-                .filter(|uri| self.knows_resource(uri))
+                .filter(|uri| self.may_subscribe(uri))
                 .cloned()
                 .collect()
         });
