@@ -636,6 +636,14 @@ describe('toolreg serve gives 2026-07-28 clients list changes, resource updates 
       await unlisted.waitFor('resource update', (m) => m.method === 'notifications/resources/updated')
       await unlisted.close()
       await untilSubscribedAtServer(url, [])
+      // Resources listed but not their templates: a URI a template may match cannot be judged.
+      const templated = await startHttp(['--config', configOf({ ...testServer('conformance', ['--conformance']), protocolVersion: backend }), '--no-auth'])
+      await stateless(templated.url, 'resources/list')
+      const byTemplate = await listen(templated.url, { resourceSubscriptions: ['test://template/7/data'] })
+      closing.push(byTemplate.close)
+      expect((await byTemplate.waitFor('acknowledgment', (m) => m.method === 'notifications/subscriptions/acknowledged')).params.notifications).toEqual({ resourceSubscriptions: ['test://template/7/data'] })
+      await byTemplate.waitFor('resource update', (m) => m.method === 'notifications/resources/updated' && m.params.uri === 'test://template/7/data')
+      await byTemplate.close()
 
       // Listed, the gateway routes a URI by that list.
       const listed = await stateless(url, 'resources/list')

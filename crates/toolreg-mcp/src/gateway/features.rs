@@ -426,13 +426,14 @@ impl Gateway {
 
     /// Whether a `subscriptions/listen` stream may subscribe to `uri`: it has a known route
     /// (listed by a server, matched by a server's template, or subscribed already), or this
-    /// process has no resource listing to judge by (none yet, or a server's list changed
-    /// since), as a client may have listed through another replica; the stream then finds the
-    /// URI's server when it starts. Deciding takes no listing, as the acknowledgment cannot wait
-    /// for one.
+    /// process has not listed both the resources and the templates to judge by (not yet, or a
+    /// server's list changed since), as a client may have listed through another replica; the
+    /// stream then finds the URI's server when it starts. Deciding takes no listing, as the
+    /// acknowledgment cannot wait for one.
     pub(super) fn may_subscribe(&self, uri: &str) -> bool {
         let routes = lock(&self.shared.routes);
         routes.resources.is_none()
+            || routes.templates.is_none()
             || routes.subscriptions.contains_key(uri)
             || routes
                 .resources
