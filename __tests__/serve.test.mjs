@@ -933,8 +933,8 @@ describe("toolreg serve passes a server's question during tool_invoke or tool_ex
   }, 60_000)
 
   it("passes the servers' progress of a tool the host runs to the client that asked for it, rising, and to a 2026-07-28 request's retry after its round", async () => {
-    const config = configOf({ ...testServer('asker'), protocolVersion: '2025-11-25' })
-    const { url } = await startHttp(['--config', config, '--no-auth', '--exec', '--context-window', '2000'])
+    const config = configOf({ ...testServer('asker'), protocolVersion: '2025-11-25' }, referenceServer('everything'))
+    const { url } = await startHttp(['--config', config, '--no-auth', '--exec', '--context-window', '2000', ...WAIT_FOR_SERVERS])
     const { ElicitRequestSchema } = await import('@modelcontextprotocol/sdk/types.js')
     const client = new Client({ name: 'progress', version: '1.0.0' }, { capabilities: { elicitation: {} } })
     client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { name: 'Grace', age: 85 } }))
@@ -954,6 +954,14 @@ describe("toolreg serve passes a server's question during tool_invoke or tool_ex
     const ran = await client.callTool({ name: 'tool_exec', arguments: { code } }, undefined, { onprogress })
     expect(JSON.parse(textOf(ran)).result.content[0].text).toBe('done in 4 steps')
     expect(heard.map((p) => p.progress)).toEqual([1, 2, 3, 4])
+
+    // The official reference server's own long-running tool, deferred like the rest.
+    heard.length = 0
+    const longRunning = buildMcpToolWireId({ serverId: 'everything', serverName: 'everything', toolName: 'trigger-long-running-operation' })
+    await client.callTool({ name: 'tool_inspect', arguments: { name: longRunning } })
+    const operated = await client.callTool({ name: 'tool_invoke', arguments: { name: longRunning, params: { duration: 0.6, steps: 3 } } }, undefined, { onprogress })
+    expect(textOf(operated)).toMatch(/Long running operation completed/)
+    expect(heard.map((p) => [p.progress, p.total])).toEqual([[1, 3], [2, 3], [3, 3]])
 
     // A 2026-07-28 request: the server reports after the answer, so the retry hears it, under
     // its own token, before its result.
