@@ -522,7 +522,8 @@ export interface McpServerStatus {
 export interface McpToolHost {
   readonly servers: ReadonlyArray<{ id: string; name?: string }> | (() => ReadonlyArray<{ id: string; name?: string }>)
   listTools(serverId: string, opts?: { timeoutMs?: number }): Promise<McpCatalogTool[]>
-  callTool(serverId: string, name: string, args: Record<string, unknown>, opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<McpCallToolResult>
+  /** `onProgress` is passed when the sync was given one (`McpSyncOptions.onProgress`). */
+  callTool(serverId: string, name: string, args: Record<string, unknown>, opts?: { timeoutMs?: number; signal?: AbortSignal; onProgress?: (progress: { progress: number; total?: number; message?: string }) => void }): Promise<McpCallToolResult>
   /** The ids of the servers that may own these tool ids, decided without listing. */
   serversForToolIds?(toolIds: Iterable<string>): string[]
   /** Becomes the registered tool's `metadata` (e.g. the host's identity record). */
@@ -667,6 +668,24 @@ export interface McpSyncOptions {
   callTimeoutMs?: number
   /** Approval-gated tools get `needsApproval: true` and `defer: 'never'`. */
   needsApproval?: boolean | Set<string> | ((info: { serverId: string; serverName: string; toolName: string; wireId: string; annotations?: unknown }) => boolean)
+  /**
+   * Hears the servers' `notifications/progress` of each call of a synced tool, named by the
+   * `toolCallId` its `execute` got (through `tool_invoke`: `<outer>::<name>`; through
+   * `tool_exec`: `<outer>::exec::<n>`). Such tools' `tool_exec` calls take the JS path.
+   */
+  onProgress?: (update: McpToolProgress) => void
+}
+
+/** One progress notification of a synced MCP tool's call (`McpSyncOptions.onProgress`). */
+export interface McpToolProgress {
+  toolCallId: string | undefined
+  /** The entry's name (the wire id). */
+  name: string
+  serverId: string
+  toolName: string
+  progress: number
+  total?: number
+  message?: string
 }
 
 export interface McpSyncResult {

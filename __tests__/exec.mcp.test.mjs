@@ -3,7 +3,7 @@
 // and cancellation as the JS path; approval-gated tools and hosts that wrap a tool or the hub
 // keep every call on the JS path. Our rmcp test server answers over stdio.
 import { describe, it, expect, afterAll } from 'vitest'
-import { ToolRegistry, McpHub, buildMcpToolWireId, createToolExecTool, syncMcpToolsToRegistry } from '../index.js'
+import { ToolRegistry, McpHub, applyDeferExposition, buildMcpToolWireId, createToolExecTool, syncMcpToolsToRegistry } from '../index.js'
 import { testServer } from './mcpServers.mjs'
 
 const idOf = (serverId, toolName) => buildMcpToolWireId({ serverId, serverName: serverId, toolName })
@@ -151,5 +151,39 @@ describe('tool_exec calls MCP tools through the hub in Rust', () => {
     )
     expect(output).toEqual({ result: 'via host' })
     expect(seen).toEqual(['echo'])
+  })
+})
+
+describe("a synced MCP tool's progress reaches the host's onProgress", () => {
+  it('named by the call it belongs to, from execute, tool_invoke and tool_exec (on the JS path); a callback that throws is only warned about', async () => {
+    const heard = []
+    const { hub, registry, ids } = await setUp('progressive', ['progress', 'echo', 'add', 'fail', 'image'], { onProgress: (update) => heard.push(update) })
+    const progress = registry.getByName(ids.progress).tool
+    const steps = (toolCallId, n) => Array.from({ length: n }, (_, i) => ({ toolCallId, name: ids.progress, serverId: 'progressive', toolName: 'progress', progress: i + 1, total: n, message: `step ${i + 1}` }))
+
+    expect((await progress.execute({ steps: 3 }, { toolCallId: 'direct', messages: [] })).content[0].text).toBe('done in 3 steps')
+    expect(heard).toEqual(steps('direct', 3))
+
+    heard.length = 0
+    // Five tools in a small window: deferred behind the meta-tools.
+    const synced = Object.fromEntries(Object.values(ids).map((id) => [id, registry.getByName(id).tool]))
+    const { tools } = await applyDeferExposition(synced, registry, 300, { metaToolsOverheadTokens: 0 })
+    await tools.tool_inspect.execute({ name: ids.progress }, { toolCallId: 'look', messages: [] })
+    await tools.tool_invoke.execute({ name: ids.progress, params: { steps: 2 } }, { toolCallId: 'invoked', messages: [] })
+    expect(heard).toEqual(steps(`invoked::${ids.progress}`, 2))
+
+    heard.length = 0
+    const execTool = createToolExecTool(registry, { allowedNames: [ids.progress] })
+    const output = await execTool.execute({ code: `return (await ${call(ids.progress, { steps: 2 })}).content[0].text` }, { toolCallId: 'run' })
+    expect(output.result).toBe('done in 2 steps')
+    expect(heard).toEqual(steps('run::exec::1', 2))
+
+    const warnings = []
+    const loud = new ToolRegistry({ logger: { warn: (message) => warnings.push(message) } })
+    await syncMcpToolsToRegistry(loud, hub, { selectedToolIds: [ids.progress], onProgress: () => { throw new Error('the window closed') } })
+    expect((await loud.getByName(ids.progress).tool.execute({ steps: 2 }, { toolCallId: 'c', messages: [] })).content[0].text).toBe('done in 2 steps')
+    expect(warnings).toEqual([expect.stringMatching(/onProgress threw .*the window closed/), expect.stringMatching(/onProgress threw/)])
+
+    await expect(syncMcpToolsToRegistry(loud, hub, { selectedToolIds: [ids.progress], onProgress: 'log' })).rejects.toMatchObject({ code: 'TOOLREG_INVALID_ARGUMENT', message: expect.stringMatching(/onProgress/) })
   })
 })

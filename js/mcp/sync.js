@@ -37,7 +37,8 @@ function mcpCallOutput(result, name) {
  */
 function directMcpRoute(tool) {
   const route = hubRoutes.get(tool.execute)
-  const hub = route && !hasApprovalGate(tool) ? McpHub.nativeOf(route.host) : undefined
+  // Progress goes to the host's `onProgress` from the JS path only.
+  const hub = route && !route.reportsProgress && !hasApprovalGate(tool) ? McpHub.nativeOf(route.host) : undefined
   return hub && { hub, serverId: route.serverId, toolName: route.toolName, timeoutMs: route.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS }
 }
 
@@ -85,19 +86,28 @@ function entryDescriptionOf(descriptor) {
   return firstLine(descriptor.description) || firstLine(descriptor.title) || descriptor.name
 }
 
-function buildEntry(host, server, descriptor, wireId, gated, callTimeoutMs, metadata) {
+function buildEntry(host, server, descriptor, wireId, gated, { callTimeoutMs, onProgress, warn }, metadata) {
+  /** The call's progress for the host, named by the call it belongs to; a host callback that throws is only warned about. */
+  const progressOf = (toolCallId) => (update) => {
+    try {
+      onProgress({ toolCallId, name: wireId, serverId: server.id, toolName: descriptor.name, ...update })
+    } catch (error) {
+      warn(`toolreg: onProgress threw for MCP tool ${JSON.stringify(wireId)}: ${error?.message ?? error}`)
+    }
+  }
   const mcpTool = tool({
     description: descriptor.description ?? descriptor.title ?? '',
     inputSchema: jsonSchema(descriptor.inputSchema ?? { type: 'object', properties: {} }),
     ...(gated && { needsApproval: true }),
     execute: async (args, options = {}) => {
-      const result = await host.callTool(server.id, descriptor.name, args, { timeoutMs: callTimeoutMs, signal: options.abortSignal })
+      const callOptions = { timeoutMs: callTimeoutMs, signal: options.abortSignal, ...(onProgress && { onProgress: progressOf(options.toolCallId) }) }
+      const result = await host.callTool(server.id, descriptor.name, args, callOptions)
       return mcpCallOutput(result, descriptor.name)
     },
     toModelOutput: ({ output }) => mcpResultToModelOutput(output),
     ...(metadata !== undefined && { metadata }),
   })
-  hubRoutes.set(mcpTool.execute, { host, serverId: server.id, toolName: descriptor.name, timeoutMs: callTimeoutMs })
+  hubRoutes.set(mcpTool.execute, { host, serverId: server.id, toolName: descriptor.name, timeoutMs: callTimeoutMs, reportsProgress: Boolean(onProgress) })
   return {
     name: wireId,
     namespace: `mcp:${server.id}`,
@@ -148,11 +158,13 @@ function registerListed(registry, synced, host, opts, { server, descriptor, wire
     previous.gated === gated &&
     previous.serverName === label.name &&
     previous.metadataJson === metadataJson &&
+    previous.onProgress === opts.onProgress &&
     (previous.descriptor === descriptor || previous.json === JSON.stringify(descriptor))
   if (!unchanged) {
-    const entry = buildEntry(host, label, descriptor, wireId, gated, opts.callTimeoutMs, metadata)
+    const warn = (message) => registry[internals].logger.warn(message)
+    const entry = buildEntry(host, label, descriptor, wireId, gated, { callTimeoutMs: opts.callTimeoutMs, onProgress: opts.onProgress, warn }, metadata)
     registry.register(entry)
-    synced.set(wireId, { entry, descriptor, json: JSON.stringify(descriptor), gated, serverName: label.name, metadataJson })
+    synced.set(wireId, { entry, descriptor, json: JSON.stringify(descriptor), gated, serverName: label.name, metadataJson, onProgress: opts.onProgress })
   } else if (previous.descriptor !== descriptor) {
     previous.descriptor = descriptor
   }
@@ -202,9 +214,11 @@ function emptyResult() {
  *
  * @param {import('../registry').ToolRegistry} registry
  * @param {{ servers, listTools(serverId, opts), callTool(serverId, name, args, opts), serversForToolIds?(ids), metadata?(descriptor) }} host
- * @param {{ selectedToolIds?: Iterable<string>, wireIdStyle?: 'toolreg' | 'reference', timeoutMs?: number, callTimeoutMs?: number, needsApproval?: boolean | Set<string> | ((info) => boolean) }} [opts]
+ * @param {{ selectedToolIds?: Iterable<string>, wireIdStyle?: 'toolreg' | 'reference', timeoutMs?: number, callTimeoutMs?: number, needsApproval?: boolean | Set<string> | ((info) => boolean), onProgress?: (update) => void }} [opts]
  *   `wireIdStyle` names the ids toolreg computes (`buildMcpToolWireId`'s `style`): 'reference'
- *   keeps the ids a migrating host persisted.
+ *   keeps the ids a migrating host persisted. `onProgress({ toolCallId, name, serverId,
+ *   toolName, progress, total?, message? })` hears the servers' progress of each call of a
+ *   synced tool, named by the `toolCallId` its `execute` got.
  */
 async function syncMcpToolsToRegistry(registry, host, opts = {}) {
   if (host == null || typeof host.listTools !== 'function' || typeof host.callTool !== 'function') {
@@ -215,6 +229,9 @@ async function syncMcpToolsToRegistry(registry, host, opts = {}) {
   }
   opts ??= {}
   if (opts.wireIdStyle !== undefined) checkStyle('wireIdStyle', opts.wireIdStyle)
+  if (opts.onProgress !== undefined && typeof opts.onProgress !== 'function') {
+    throw invalidArgument('onProgress', 'expected a function ({ toolCallId, name, serverId, toolName, progress, total?, message? }) => void')
+  }
   return typeof host.serversForToolIds === 'function' ? syncOwners(registry, host, opts) : syncCatalog(registry, host, opts)
 }
 
