@@ -400,8 +400,8 @@ fn load_heldout() -> Vec<DataSet> {
 /// The Chinese and cross-language sets written by `scripts/fetch_zh.py` (`--zh`): Chinese
 /// requests to Chinese-described tools (`Lark-zh`, `Agents-zh`), Chinese requests to English
 /// ones (`Lark-zh-en`, `HA-zh-en`, `BFCL-ZH`; `Lark-zh-en-mixed` among a few Chinese-described
-/// tools), English requests to Chinese ones (`Lark-en-zh`, `LiveMCP-en-zh`).
-const ZH_SETS: [&str; 8] = [
+/// tools), English requests to Chinese ones (`Lark-en-zh`, `LiveMCP-en-zh`, `HA-en-zh`).
+const ZH_SETS: [&str; 9] = [
     "Lark-zh",
     "Lark-zh-en",
     "Lark-zh-en-mixed",
@@ -409,6 +409,7 @@ const ZH_SETS: [&str; 8] = [
     "LiveMCP-en-zh",
     "Agents-zh",
     "HA-zh-en",
+    "HA-en-zh",
     "BFCL-ZH",
 ];
 

@@ -27,7 +27,9 @@ language", has the counts and what each set measures.
   from its integration's zh-Hans translation ("设置目标湿度。") over the 898 services described
   in English (name `domain.service`, description and fields from the English translation),
   relevant = that service. A translated description, not a user's request: a second vendor
-  beside Lark for Chinese -> English.
+  beside Lark for Chinese -> English. HA-en-zh, its twin: each translated service's English
+  description over the services as a Home Assistant in Chinese describes them (zh-Hans where
+  translated, else English).
 - BFCL (`bfcl-eval==2026.3.23`, Apache-2.0, through target/heldout/BFCL.json of
   scripts/fetch_heldout.py, run it first): BFCL-ZH, the BFCL queries that users wrote in
   Chinese, over BFCL's English-described tools deduplicated by name (1,437), relevant = the
@@ -272,8 +274,12 @@ def bfcl_zh_set(heldout_dir, out_dir):
 def home_assistant_set(wheel, out_dir):
     """HA-zh-en: each service's Chinese description (the integration's zh-Hans translation,
     "设置目标湿度。") -> the services' English descriptions and fields, relevant = that service.
-    Home Assistant's services are what its MCP server offers as tools."""
+    HA-en-zh, its twin: each translated service's English description -> the services as a
+    Home Assistant in Chinese describes them (the zh-Hans description and fields where
+    translated, else the English). Home Assistant's services are what its MCP server offers as
+    tools."""
     tools, queries = [], []
+    tools_zh, queries_en = [], []
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
         for en_path in sorted(n for n in names if n.endswith("/translations/en.json")):
@@ -287,10 +293,16 @@ def home_assistant_set(wheel, out_dir):
                 name = f"{domain}.{service}"
                 params = [[key, field.get("description", "")] for key, field in (en.get("fields") or {}).items()]
                 tools.append({**tool(name, en["description"], domain), "params": params})
-                text = (zh.get(service) or {}).get("description", "").strip()
+                zh_service = zh.get(service) or {}
+                text = zh_service.get("description", "").strip()
+                zh_fields = zh_service.get("fields") or {}
+                params_zh = [[key, (zh_fields.get(key) or {}).get("description") or described] for key, described in params]
+                tools_zh.append({**tool(name, text if CJK.search(text) else en["description"], domain), "params": params_zh})
                 if CJK.search(text):
                     queries.append({"text": text, "group": domain, "relevant": [name]})
+                    queries_en.append({"text": en["description"].strip(), "group": domain, "relevant": [name]})
     write(out_dir, "HA-zh-en", tools, queries)
+    write(out_dir, "HA-en-zh", tools_zh, queries_en)
 
 
 def main():
