@@ -70,6 +70,26 @@ describe('toolreg tools', () => {
   }, 30_000)
 })
 
+describe("a tool's progress on stderr", () => {
+  const file = writeConfig({ mcpServers: { everything: entryOf(referenceServer('everything')) } })
+  const steps = (n) => Array.from({ length: n }, (_, i) => `everything/trigger-long-running-operation: ${i + 1}/${n}`)
+
+  it('call and exec print what the server reports while the tool runs; stdout keeps the result alone', async () => {
+    const env = freshEnv()
+    const code = "return (await tools.invoke('everything/trigger-long-running-operation', { duration: 0.4, steps: 2 })).content[0].text"
+    const [called, ran] = await Promise.all([
+      runCli(['call', 'everything/trigger-long-running-operation', 'duration=0.6', 'steps=3', '--config', file, '--json'], { env }),
+      runCli(['exec', code, '--config', file, '--json'], { env }),
+    ])
+    expect(called.code).toBe(0)
+    expect(JSON.parse(called.stdout).content[0].text).toMatch(/Long running operation completed/)
+    expect(called.stderr.split('\n').filter((line) => line.startsWith('everything/'))).toEqual(steps(3))
+    expect(ran.code).toBe(0)
+    expect(JSON.parse(ran.stdout).result).toMatch(/Long running operation completed/)
+    expect(ran.stderr.split('\n').filter((line) => line.startsWith('everything/'))).toEqual(steps(2))
+  }, 60_000)
+})
+
 describe('key=value params', () => {
   const file = writeConfig({ mcpServers: { everything: entryOf(referenceServer('everything')) } })
 

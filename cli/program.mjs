@@ -7,7 +7,7 @@ import { Command, InvalidArgumentError, Option } from 'commander'
 import pc from 'picocolors'
 import { applyProfile, needsApprovalBySettings } from './profiles.mjs'
 import { readCachedTools } from './cache.mjs'
-import { createProgress } from './progress.mjs'
+import { createProgress, createToolProgress } from './progress.mjs'
 import { clip, formatAudit, formatFailure, num, plural } from './format.mjs'
 import { modelWindow, MODEL_WINDOWS } from './models.mjs'
 import { CliError, EXIT, EXIT_HELP } from './exitCodes.mjs'
@@ -74,7 +74,9 @@ const skippedLabel = (skip) => skip.id ?? skip.file
  * Opens what a command needs. Failed servers are one warning line each on stderr (the full error
  * with --verbose); audit and report show them in their output instead.
  */
-async function withSession(open, opts, run, { plainProgress = false, start = 'all', useCache = false, quietFailures = false } = {}) {
+async function withSession(open, opts, run, { plainProgress = false, start = 'all', useCache = false, quietFailures = false, toolProgress = false } = {}) {
+  // The servers' progress of the tools a command runs (call, exec), on stderr.
+  const tools = toolProgress ? createToolProgress(process.stderr) : undefined
   const s = await open({
     config: opts.config,
     demo: opts.demo,
@@ -86,6 +88,7 @@ async function withSession(open, opts, run, { plainProgress = false, start = 'al
     useCache: useCache && !opts.refresh,
     retryFailed: opts.refresh === true,
     progress: createProgress(process.stderr, { plain: plainProgress }),
+    ...(tools && { onToolProgress: tools.report }),
   })
   try {
     if (!quietFailures) {
@@ -99,6 +102,7 @@ async function withSession(open, opts, run, { plainProgress = false, start = 'al
     }
     return await run(s)
   } finally {
+    tools?.done()
     await s.close()
   }
 }
@@ -308,7 +312,7 @@ export function createProgram({ open = openSession } = {}) {
     .addHelpText('after', examples('toolreg call everything/get-sum a=2 b=40', 'toolreg call filesystem/write_file path=/tmp/x content=hi --yes', 'toolreg call memory/create_entities entities:=\'[{"name": "Ada", "entityType": "person", "observations": []}]\'', 'toolreg call everything/get-sum \'{"a": 2, "b": 40}\'', 'toolreg call everything/trigger-long-running-operation duration=90 --call-timeout 120000'))
     .action(async (name, params, opts) => {
       const { callTool } = await toolsModule.load()
-      const out = await session(opts, (s) => callTool(s.registry, name, params, { ...opts, ...knownServers(s), reasons: s.approvalReasons, stderrOf: opts.verbose && stderrOf(s), callTimeoutMs: opts.callTimeout }), { start: await serversFor(name) })
+      const out = await session(opts, (s) => callTool(s.registry, name, params, { ...opts, ...knownServers(s), reasons: s.approvalReasons, stderrOf: opts.verbose && stderrOf(s), callTimeoutMs: opts.callTimeout }), { start: await serversFor(name), toolProgress: true })
       console.log(opts.json ? JSON.stringify(out.result) : out.text)
     })
 
@@ -328,7 +332,7 @@ export function createProgram({ open = openSession } = {}) {
       if ((code === undefined) === (opts.file === undefined)) throw new CliError('Give the code either as an argument or with --file, not both.', EXIT.USAGE)
       const source = code ?? readUserFile(opts.file)
       const { execCode } = await toolsModule.load()
-      const out = await session(opts, (s) => execCode(s.registry, source, { ...opts, reasons: s.approvalReasons }), { useCache: true })
+      const out = await session(opts, (s) => execCode(s.registry, source, { ...opts, reasons: s.approvalReasons }), { useCache: true, toolProgress: true })
       if (opts.json) return printJson(out)
       for (const line of out.logs) console.error(line)
       console.log(JSON.stringify(out.result, null, 2))

@@ -6,6 +6,26 @@ import { clip } from './format.mjs'
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏']
 
+/**
+ * A tool's progress while `call` or `exec` waits for it, on stderr: one line redrawn in place on
+ * a terminal (cleared by `done()`), elsewhere a plain line per notification.
+ */
+export function createToolProgress(stream = process.stderr, { live = stream.isTTY === true } = {}) {
+  let shown = false
+  return {
+    report({ serverId, toolName, progress, total, message }) {
+      const line = `${serverId}/${toolName}: ${progress}${total != null ? `/${total}` : ''}${message ? ` ${message}` : ''}`
+      if (!live) return stream.write(`${line}\n`)
+      stream.write(`\r\x1b[2K${pc.dim(clip(line, Math.max(10, (stream.columns || 100) - 1)))}`)
+      shown = true
+    },
+    done() {
+      if (shown) stream.write('\r\x1b[2K')
+      shown = false
+    },
+  }
+}
+
 export function createProgress(stream = process.stderr, { live = stream.isTTY === true, plain = true } = {}) {
   const rows = new Map()
   let drawn = 0

@@ -121,9 +121,10 @@ function catalogServers(tools) {
  *   out with the remembered reason, so one broken server does not cost every command its timeout;
  * - `timeoutMs` with `timeoutGiven` false lets package runners (npx, uvx) take longer;
  * - `callTimeoutMs` bounds each tool call (the hub's default, 60 s, when not given).
- * @param {{ config?: string, demo?: boolean, onSource?, timeoutMs: number, timeoutGiven?: boolean, callTimeoutMs?: number, start?, useCache?: boolean, retryFailed?: boolean, progress? }} opts
+ * - `onToolProgress` hears the servers' progress of every tool call (the sync's `onProgress`).
+ * @param {{ config?: string, demo?: boolean, onSource?, timeoutMs: number, timeoutGiven?: boolean, callTimeoutMs?: number, start?, useCache?: boolean, retryFailed?: boolean, progress?, onToolProgress? }} opts
  */
-export async function openSession({ config, demo, onSource, timeoutMs, timeoutGiven = true, callTimeoutMs, start = 'all', useCache = false, retryFailed = false, progress }) {
+export async function openSession({ config, demo, onSource, timeoutMs, timeoutGiven = true, callTimeoutMs, start = 'all', useCache = false, retryFailed = false, progress, onToolProgress }) {
   const source = resolveSource({ config, demo })
   onSource?.(source)
   if (typeof start === 'function') start = start(source)
@@ -168,8 +169,8 @@ export async function openSession({ config, demo, onSource, timeoutMs, timeoutGi
       else live.push({ ...server, timeoutMs: timeoutOf(server.config) })
     }
     // Cached servers first: their sync would evict the entries of servers it does not list.
-    await registerCached(session, cached, { timeoutMs, callTimeoutMs })
-    await connectAll(session, live, { progress, callTimeoutMs })
+    await registerCached(session, cached, { timeoutMs, callTimeoutMs, onToolProgress })
+    await connectAll(session, live, { progress, callTimeoutMs, onToolProgress })
     // In the config's order, however each server came to be known.
     const order = new Map(wanted.map((s, i) => [s.config.id, i]))
     session.servers.sort((a, b) => order.get(a.id) - order.get(b.id))
@@ -207,7 +208,7 @@ function rememberedRecord(server, failure) {
  * Registers the tools of cached listings the way a live sync does (approval gates, executable
  * entries): a call starts the server then, through the hub's lazy connection.
  */
-async function registerCached(session, cached, { timeoutMs, callTimeoutMs }) {
+async function registerCached(session, cached, { timeoutMs, callTimeoutMs, onToolProgress }) {
   if (!cached.length) return
   const listings = new Map(cached.map(({ server, listing }) => [server.config.id, listing.tools]))
   const adapter = {
@@ -217,7 +218,7 @@ async function registerCached(session, cached, { timeoutMs, callTimeoutMs }) {
     listTools: async (serverId) => listings.get(serverId).map(({ id: _, ...descriptor }) => descriptor),
     callTool: (serverId, name, args, opts) => session.hub.callTool(serverId, name, args, opts),
   }
-  await syncMcpToolsToRegistry(session.registry, adapter, { needsApproval: approvalCheck(session), timeoutMs, callTimeoutMs })
+  await syncMcpToolsToRegistry(session.registry, adapter, { needsApproval: approvalCheck(session), timeoutMs, callTimeoutMs, onProgress: onToolProgress })
   for (const { server, listing } of cached) {
     const record = { ...recordOf(server), status: 'cached', cachedAt: listing.savedAt }
     for (const t of listing.tools) {
@@ -251,7 +252,7 @@ function fail(record, hub, error, { config, timeoutMs, runner }) {
   rememberFailure(config, record)
 }
 
-async function connectAll(session, servers, { progress, callTimeoutMs }) {
+async function connectAll(session, servers, { progress, callTimeoutMs, onToolProgress }) {
   const { hub, registry } = session
   const records = await Promise.all(
     servers.map(async (server) => {
@@ -289,7 +290,7 @@ async function connectAll(session, servers, { progress, callTimeoutMs }) {
   }
   if (session.closed) throw new CliError('Interrupted: every server was stopped.', EXIT.INTERRUPTED)
   const timeoutMs = Math.max(0, ...servers.map((s) => s.timeoutMs))
-  const synced = await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: selected, needsApproval: approvalCheck(session), timeoutMs, callTimeoutMs })
+  const synced = await syncMcpToolsToRegistry(registry, hub, { selectedToolIds: selected, needsApproval: approvalCheck(session), timeoutMs, callTimeoutMs, onProgress: onToolProgress })
   for (const { serverId, error } of synced.failedServers) {
     const server = servers.find((s) => s.config.id === serverId)
     fail(records.find((r) => r.id === serverId), hub, { message: error }, { config: server.config, timeoutMs: server.timeoutMs, runner: isPackageRunner(server.config) })
