@@ -7,7 +7,7 @@ import { createAnthropic } from '@ai-sdk/anthropic'
 import { z } from 'zod'
 import { ToolRegistry, applyDeferExposition } from '../index.js'
 import { createWeatherRegistry, anthropicMessage } from './nativeFixtures.mjs'
-import { anthropicAppendScenario } from './appendFixtures.mjs'
+import { anthropicAppendScenario, anthropicChangeScenario } from './appendFixtures.mjs'
 
 const deps = { tool, z, ToolRegistry, applyDeferExposition, generateText, stepCountIs, createAnthropic }
 
@@ -40,7 +40,8 @@ describe('choosing append-only loading', () => {
     const { registry, tools } = createWeatherRegistry(deps, { gated: true })
     const exposed = await applyDeferExposition(tools, registry, 128_000, { strategy: 'append', provider: 'anthropic.messages' })
     expect(exposed.deferredEntries.map((e) => e.name).sort()).toEqual(['create_issue', 'get_weather'])
-    expect(exposed.tools.send_email).toBe(tools.send_email)
+    expect(exposed.tools.send_email.needsApproval).toBe(true)
+    expect(exposed.tools.send_email.execute).toBe(tools.send_email.execute)
   })
 })
 
@@ -122,5 +123,9 @@ describe('Anthropic append-only on the wire (@ai-sdk/anthropic 3, scripted fetch
     expect(bodies).toHaveLength(2)
     expect(bodies.map((b) => b.tools.map((t) => t.name))).toEqual([['echo', 'tool_search'], ['echo', 'tool_search']])
     expect(bodies[1].messages.at(-1).content[0]).toMatchObject({ type: 'tool_addition', tool: { definition: { name: 'get_weather' } } })
+  })
+
+  it('Anthropic on the wire: a found tool redefined mid-conversation is added again at the end with the definition the SDK validates', async () => {
+    await anthropicChangeScenario(deps, expect)
   })
 })

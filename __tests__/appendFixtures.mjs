@@ -178,3 +178,110 @@ export async function openaiAppendScenario(deps, expect) {
   expect(result2.content.map((part) => part.type)).toEqual(['tool-call', 'tool-approval-request'])
   expect(result2.toolResults).toEqual([])
 }
+
+/**
+ * get_weather as its server may redefine it mid-conversation (a `unit` it now takes),
+ * registered again as the MCP sync would; the tools the host passes from then on.
+ */
+function redefineWeather({ tool, z }, registry, tools, calls) {
+  const changed = tool({
+    description: 'Current weather for a city, in the unit asked for',
+    inputSchema: z.object({ city: z.string().describe('City name'), unit: z.enum(['c', 'f']) }),
+    execute: async ({ city, unit }) => {
+      calls.push(`${city} ${unit}`)
+      return { city, temperature: 21, unit }
+    },
+  })
+  registry.register({ name: 'get_weather', namespace: 'mcp:weather', description: 'Current weather for a city', defer: 'always', tool: changed })
+  return { ...tools, get_weather: changed }
+}
+
+/**
+ * Anthropic: a found tool whose definition changes mid-conversation keeps its first addition
+ * where it stands and is added again, by value, with the new definition at the end of the next
+ * request (an addition under a known name replaces the definition from there on); the call the
+ * model makes with the new schema is validated against it; replayed, nothing before moves.
+ */
+export async function anthropicChangeScenario(deps, expect) {
+  const { generateText, stepCountIs, createAnthropic, applyDeferExposition } = deps
+  const { registry, tools, calls } = createWeatherRegistry(deps)
+  const conversation = {}
+  const expose = (toolSet, messages) =>
+    applyDeferExposition(toolSet, registry, 128_000, { strategy: 'append', provider: 'anthropic.messages', modelId: 'claude-opus-4-8', messages, conversation })
+  const model = (fetch) => createAnthropic({ apiKey: 'test', fetch })('claude-opus-4-8')
+  const messages = [{ role: 'user', content: 'Weather in Paris?' }]
+  const first = await expose(tools, messages)
+  const turn1 = capture([
+    anthropicMessage('m1', [{ type: 'tool_use', id: 'tu_1', name: 'tool_search', input: { query: 'weather in a city' } }]),
+    anthropicMessage('m2', [{ type: 'text', text: 'Which unit?' }], 'end_turn'),
+  ])
+  const result1 = await generateText({ model: model(turn1.fetch), tools: first.tools, prepareStep: first.prepareStep, messages, stopWhen: stepCountIs(3) })
+  messages.push(...responseMessages(result1), { role: 'user', content: 'In Fahrenheit.' })
+
+  const changedTools = redefineWeather(deps, registry, tools, calls)
+  const second = await expose(changedTools, messages)
+  const turn2 = capture([
+    anthropicMessage('m3', [{ type: 'tool_use', id: 'tu_2', name: 'get_weather', input: { city: 'Paris' } }]),
+    anthropicMessage('m4', [{ type: 'tool_use', id: 'tu_3', name: 'get_weather', input: { city: 'Paris', unit: 'f' } }]),
+    anthropicMessage('m5', [{ type: 'text', text: '70°F.' }], 'end_turn'),
+  ])
+  const result2 = await generateText({ model: model(turn2.fetch), tools: second.tools, prepareStep: second.prepareStep, messages, stopWhen: stepCountIs(4) })
+  // Everything the first turn sent is sent again unchanged; the new definition follows.
+  expectPrefix(expect, turn1.bodies[1].messages, turn2.bodies[0].messages)
+  const additions = (body) => body.messages.filter((m) => m.role === 'system').flatMap((m) => m.content).filter((c) => c.type === 'tool_addition').map((c) => c.tool.definition)
+  expect(additions(turn2.bodies[0]).map((d) => [d.name, d.description, Object.keys(d.input_schema.properties)])).toEqual([
+    ['get_weather', 'Current weather for a city', ['city']],
+    ['get_weather', 'Current weather for a city, in the unit asked for', ['city', 'unit']],
+  ])
+  // The call without the now required unit is refused; the one with it runs.
+  const refused = result2.steps[0].content.find((p) => p.type === 'tool-error')
+  // ai@6 keeps the error, ai@7 its text.
+  expect(String(refused?.error?.message ?? refused?.error)).toMatch(/Invalid params for "get_weather":\n- at \$: "unit" is a required property/)
+  expect(calls).toEqual(['Paris f'])
+  expectPrefix(expect, turn2.bodies[0].messages, turn2.bodies[2].messages)
+  expect(additions(turn2.bodies[2])).toHaveLength(2)
+
+  // Replayed, the change stays where it was made; nothing is added again.
+  messages.push(...responseMessages(result2), { role: 'user', content: 'Thanks.' })
+  const third = await expose(changedTools, messages)
+  const turn3 = capture([anthropicMessage('m6', [{ type: 'text', text: 'Welcome.' }], 'end_turn')])
+  await generateText({ model: model(turn3.fetch), tools: third.tools, prepareStep: third.prepareStep, messages })
+  expectPrefix(expect, turn2.bodies[2].messages, turn3.bodies[0].messages)
+  expect(additions(turn3.bodies[0])).toHaveLength(2)
+  expect(JSON.parse(JSON.stringify(conversation)).toolreg.append.changes.map((c) => [c.name, c.beforeAssistantTurn])).toEqual([['get_weather', 2]])
+}
+
+/**
+ * OpenAI Responses: whichever `@ai-sdk/openai` 4 is installed (by value before 4.0.119, the
+ * registered definition from then on), the `additional_tools` item carries the definition the
+ * SDK validates and runs, also after the tool changed; the request's `tools` never change.
+ */
+export async function openaiChangeScenario(deps, expect) {
+  const { generateText, stepCountIs, createOpenAI, applyDeferExposition } = deps
+  const { registry, tools, calls } = createWeatherRegistry(deps)
+  const conversation = {}
+  const expose = (toolSet, messages) =>
+    applyDeferExposition(toolSet, registry, 128_000, { strategy: 'append', provider: 'openai.responses', modelId: 'gpt-5.4', messages, conversation })
+  const model = (fetch) => createOpenAI({ apiKey: 'test', fetch }).responses('gpt-5.4')
+  const functionCall = (id, name, args) => ({ type: 'function_call', id: `fc_${id}`, call_id: `call_${id}`, name, arguments: JSON.stringify(args), status: 'completed' })
+  const text = (id, value) => ({ type: 'message', id: `msg_${id}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: value, annotations: [] }] })
+  const providerOptions = { openai: { store: false } }
+  const messages = [{ role: 'user', content: 'Weather in Paris?' }]
+  const first = await expose(tools, messages)
+  const turn1 = capture([openaiResponse('r1', [functionCall('1', 'tool_search', { query: 'weather in a city' })]), openaiResponse('r2', [text('1', 'Which unit?')])])
+  const result1 = await generateText({ model: model(turn1.fetch), tools: first.tools, prepareStep: first.prepareStep, messages, providerOptions, stopWhen: stepCountIs(3) })
+  const shown = (body) => body.input.filter((item) => item.type === 'additional_tools').flatMap((item) => item.tools)
+  expect(shown(turn1.bodies[1]).map((t) => [t.name, Object.keys(t.parameters.properties)])).toEqual([['get_weather', ['city']]])
+
+  messages.push(...responseMessages(result1), { role: 'user', content: 'In Fahrenheit.' })
+  const second = await expose(redefineWeather(deps, registry, tools, calls), messages)
+  const turn2 = capture([openaiResponse('r3', [functionCall('2', 'get_weather', { city: 'Paris', unit: 'f' })]), openaiResponse('r4', [text('2', '70°F.')])])
+  await generateText({ model: model(turn2.fetch), tools: second.tools, prepareStep: second.prepareStep, messages, providerOptions, stopWhen: stepCountIs(3) })
+  expect(JSON.stringify(turn2.bodies[0].tools)).toBe(JSON.stringify(turn1.bodies[0].tools))
+  expect(turn2.bodies[0].tools.map((t) => t.name)).toEqual(['echo', 'tool_search'])
+  // The one addition, where it was made, now shows the schema the call is validated against.
+  expect(shown(turn2.bodies[0]).map((t) => [t.name, t.description, Object.keys(t.parameters.properties)])).toEqual([
+    ['get_weather', 'Current weather for a city, in the unit asked for', ['city', 'unit']],
+  ])
+  expect(calls).toEqual(['Paris f'])
+}

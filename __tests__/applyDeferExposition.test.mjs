@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest'
 import { applyDeferExposition, MetaToolName } from '../index.js'
-import { quietRegistry, entry, heavyEntry, simpleTool } from './helpers.mjs'
+import { quietRegistry, entry, heavyEntry, simpleTool, expectHandedOut } from './helpers.mjs'
 
 function setup(entries) {
   const { registry } = quietRegistry()
@@ -15,10 +15,11 @@ function setup(entries) {
 const heavyPool = () => Array.from({ length: 5 }, (_, i) => heavyEntry(`heavy_${i}`, 8000))
 
 describe('applyDeferExposition', () => {
-  it('returns the same tools object when nothing is deferred', async () => {
+  it('hands out the same tools, each with the input check, when nothing is deferred', async () => {
     const { registry, tools } = setup([entry('a'), entry('b')])
     const result = await applyDeferExposition(tools, registry, 128_000)
-    expect(result.tools).toBe(tools)
+    expect(Object.keys(result.tools)).toEqual(['a', 'b'])
+    for (const name of ['a', 'b']) expectHandedOut(expect, result.tools[name], tools[name])
     expect(result.deferredEntries).toEqual([])
     expect(result.systemPrompt).toBeUndefined()
   })
@@ -54,7 +55,7 @@ describe('applyDeferExposition', () => {
     const { registry, tools } = setup([...pool, entry('pinned', { defer: 'never' })])
     const result = await applyDeferExposition(tools, registry, 32_000)
     for (const e of pool) expect(result.tools[e.name]).toBeUndefined()
-    expect(result.tools.pinned).toBe(tools.pinned)
+    expectHandedOut(expect, result.tools.pinned, tools.pinned)
     expect(result.deferredEntries).toHaveLength(5)
     expect(result.decision.reasonCode).toBe('auto_pool_deferred')
   })
@@ -62,7 +63,7 @@ describe('applyDeferExposition', () => {
   it('keeps one fat auto entry inline with no meta-tools', async () => {
     const { registry, tools } = setup([heavyEntry('fat', 80_000)])
     const result = await applyDeferExposition(tools, registry, 32_000)
-    expect(result.tools).toBe(tools)
+    expectHandedOut(expect, result.tools.fat, tools.fat)
     expect(result.tools[MetaToolName.Search]).toBeUndefined()
   })
 
@@ -70,10 +71,11 @@ describe('applyDeferExposition', () => {
     const gated = heavyPool().map((e) => ({ ...e, tool: simpleTool(e.tool.description, { needsApproval: true }) }))
     const { registry, tools } = setup(gated)
     const result = await applyDeferExposition(tools, registry, 32_000)
-    expect(result.tools).toBe(tools)
+    expect(Object.keys(result.tools)).toEqual(Object.keys(tools))
+    for (const name of Object.keys(tools)) expectHandedOut(expect, result.tools[name], tools[name])
     const mixed = setup([...heavyPool(), entry('danger', { defer: 'always', tool: simpleTool('x', { needsApproval: async () => true }) })])
     const mixedResult = await applyDeferExposition(mixed.tools, mixed.registry, 32_000)
-    expect(mixedResult.tools.danger).toBe(mixed.tools.danger)
+    expectHandedOut(expect, mixedResult.tools.danger, mixed.tools.danger)
     expect(mixedResult.deferredEntries.map((e) => e.name)).not.toContain('danger')
   })
 

@@ -1,4 +1,4 @@
-import { tool, jsonSchema } from 'ai'
+import { asSchema, tool, jsonSchema } from 'ai'
 import { z } from 'zod'
 import { ToolRegistry } from '../index.js'
 
@@ -70,4 +70,16 @@ export function registryOfTools(tools, options = {}) {
     })),
   )
   return { registry, warnings }
+}
+
+/**
+ * `handed` is the host's `original` as applyDeferExposition hands a registered tool out: its
+ * description, approval gate, execute and output shaping, the schema the provider is sent, and
+ * toolreg's input check as the schema's `validate`.
+ */
+export function expectHandedOut(expect, handed, original) {
+  expect(handed, 'handed out').toBeDefined()
+  for (const key of ['description', 'needsApproval', 'execute', 'toModelOutput', 'providerOptions']) expect(handed[key], key).toBe(original[key])
+  expect(handed.inputSchema.jsonSchema).toEqual(asSchema(original.inputSchema).jsonSchema)
+  expect(typeof handed.inputSchema.validate).toBe('function')
 }

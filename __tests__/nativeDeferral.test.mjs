@@ -57,7 +57,8 @@ describe('applyDeferExposition strategies on ai@6', () => {
     const { registry, tools } = weatherRegistry({ gated: true })
     for (const provider of ['anthropic.messages', 'openai.responses']) {
       const result = await applyDeferExposition(tools, registry, 128_000, { strategy: 'native', provider })
-      expect(result.tools.send_email).toBe(tools.send_email)
+      expect(result.tools.send_email.needsApproval).toBe(true)
+      expect(result.tools.send_email.execute).toBe(tools.send_email.execute)
       expect(result.deferredEntries.map((e) => e.name).sort()).toEqual(['create_issue', 'get_weather'])
     }
   })

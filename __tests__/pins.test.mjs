@@ -85,8 +85,13 @@ describe('the usage store', () => {
     const kept = []
     const { registry, tools } = catalog({ usageStore: { load: () => kept, record: (u) => void kept.push(u) } })
     const exposed = await applyDeferExposition(tools, registry, 8_000, { strategy: 'native', provider: 'anthropic.messages', userId: 'u9' })
-    // The native path: the deferred tool stays in the ToolSet; the SDK executes it directly.
-    await exposed.tools.tool_03.execute({ query: 'x' }, callOptions())
+    // The native path: the deferred tool stays in the ToolSet; the SDK executes it directly,
+    // once a search loaded it.
+    const searched = [
+      { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 's1', toolName: 'tool_search', input: { query: 'x' } }] },
+      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 's1', toolName: 'tool_search', output: { type: 'json', value: { tools: ['tool_03'] } } }] },
+    ]
+    await exposed.tools.tool_03.execute({ query: 'x' }, { ...callOptions(), messages: searched })
     await registry.pins()
     expect(kept.map((u) => [u.tool, u.user])).toEqual([['tool_03', 'u9']])
 

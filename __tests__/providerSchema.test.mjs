@@ -141,8 +141,9 @@ describe('applyDeferExposition with a provider', () => {
     const openai = await applyDeferExposition(tools, registry, 1_000_000, { provider: 'openai.responses', strict: true })
     expect(openai.tools.open_issue.strict).toBe(true)
     expect(strictRejected(openai.tools.open_issue.inputSchema.jsonSchema)).toEqual([])
+    // Without a provider the schemas go out as the host wrote them.
     const plain = await applyDeferExposition(tools, registry, 1_000_000)
-    expect(plain.tools).toBe(tools)
+    expect(plain.tools.open_issue.inputSchema.jsonSchema).toEqual(tools.open_issue.inputSchema.jsonSchema)
   })
 
   it('validates the model input against the original schema (strict nulls read back as absent)', async () => {

@@ -162,7 +162,7 @@ describe('per-request plans', () => {
     expect((await pending).decision.deferredNames.has('echo')).toBe(true)
     const next = await applyDeferExposition(tools, registry, 32_000)
     expect(next.decision.deferredNames.has('echo')).toBe(false)
-    expect(next.tools.echo).toBe(tools.echo)
+    expect(next.tools.echo.execute).toBe(tools.echo.execute)
   })
 
   it('a request carrying its own tool under a registered name runs that tool, plan reuse or not', async () => {

@@ -96,6 +96,23 @@ describe('toolreg serve over stdio, with the official MCP SDK client', () => {
     expect(textOf(echoed)).toMatch(/still here/)
   }, 60_000)
 
+  it('checks a listed server tool\'s arguments before forwarding them: an invalid call is refused with the issues and the signature, at both revisions', async () => {
+    const { client } = await stdioClient(['--config', config])
+    closing.push(() => client.close())
+    const refused = await client.callTool({ name: 'add', arguments: { a: 'lots', b: 2 } })
+    expect(refused.isError).toBe(true)
+    // The gateway's sentence, not the server's: the call never reached it.
+    expect(textOf(refused)).toMatch(/^Invalid params for "add":\n- at \$\.a: "lots" is not of type "number"/)
+    expect(textOf(refused)).toMatch(/Expected signature:[\s\S]*@param \{number\} params\.a/)
+    expect(textOf(await client.callTool({ name: 'add', arguments: { a: 1 } }))).toMatch(/Invalid params for "add"[\s\S]*"b" is a required property/)
+    expect((await client.callTool({ name: 'add', arguments: { a: 1, b: 2 } })).structuredContent).toEqual({ sum: 3 })
+    // A 2026-07-28 request meets the same check.
+    const { url } = await startHttp(['--config', config, '--no-auth'])
+    const stateless2026 = await stateless(url, 'tools/call', { name: 'add', arguments: { a: 'lots', b: 2 } })
+    expect(stateless2026.answer.result).toMatchObject({ resultType: 'complete', isError: true })
+    expect(stateless2026.answer.result.content[0].text).toMatch(/^Invalid params for "add"/)
+  }, 60_000)
+
   it('passes a server\'s progress, log messages and list changes on to the client', async () => {
     const { client } = await stdioClient(['--config', configOf(testServer('live'))])
     closing.push(() => client.close())

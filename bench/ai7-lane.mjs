@@ -7,7 +7,16 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { ensureNode22, ensureLaneDeps } from '../scripts/ensure-node22.mjs'
 
-const lane = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'lanes', 'ai7')
+// TOOLREG_BENCH_LANE=latest-ai7 measures with the newest published packages instead, as
+// `npm run lanes:latest` installed them.
+const laneName = process.env.TOOLREG_BENCH_LANE ?? 'ai7'
+const lane = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'lanes', laneName)
+
+/** The versions the lane measures with, for the report. */
+export function laneVersions() {
+  const laneRequire = createRequire(path.join(lane, 'package.json'))
+  return Object.fromEntries(['ai', '@ai-sdk/anthropic', '@ai-sdk/openai'].map((name) => [name, laneRequire(`${name}/package.json`).version]))
+}
 
 /** On a Node older than 22, runs the calling script again on Node 22 (the lane's) and exits with its status. */
 export function onNode22(scriptUrl) {

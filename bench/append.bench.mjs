@@ -13,7 +13,7 @@
 // that text, calls the first tool found with `{}`, then answers. Every turn replays the whole
 // conversation so far (response messages kept, exposition rebuilt with `messages` and
 // `conversation`), as a chat app does.
-import { loadLane, onNode22, random } from './ai7-lane.mjs'
+import { laneVersions, loadLane, onNode22, random } from './ai7-lane.mjs'
 import { defaultCatalog } from '../cli/catalog.mjs'
 import { wireName, firstLine } from './catalog.mjs'
 
@@ -151,6 +151,7 @@ async function conversationRun(family, strategy, setup, questions) {
 const catalog = defaultCatalog()
 const usable = usableTools(catalog.tools)
 console.log(`# append-only vs native deferral, request bytes (catalog: ${catalog.label}; ${usable.length} usable tools)\n`)
+console.log(`packages: ${Object.entries(laneVersions()).map(([name, version]) => `${name} ${version}`).join(', ')}\n`)
 console.log(`${CONVERSATIONS} conversations × ${TURNS} turns per size, seed ${SEED}; bytes are the JSON request bodies as sent (mean over conversations).\n`)
 console.log('| tools | strategy | `tools` per request | request, turn 1 (first) | request, turn 4 (last) | all requests of a conversation | tools loaded in the history (last request) | `tools` identical in every request | history only appended |')
 console.log('|---:|---|---:|---:|---:|---:|---:|---|---|')

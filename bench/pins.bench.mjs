@@ -20,7 +20,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { loadLane, onNode22, random } from './ai7-lane.mjs'
+import { laneVersions, loadLane, onNode22, random } from './ai7-lane.mjs'
 import { dataDir, haveSharedData, defaultCatalog } from '../cli/catalog.mjs'
 import { firstLine, wireName } from './catalog.mjs'
 
@@ -342,6 +342,7 @@ const pct = (x) => `${(100 * x).toFixed(1)} %`
 const sum = (xs) => xs.reduce((a, b) => a + b, 0)
 
 console.log(`# Tool loading per strategy, with and without learned pins (LiveMCPBench multi-step tasks)\n`)
+console.log(`packages: ${Object.entries(laneVersions()).map(([name, version]) => `${name} ${version}`).join(', ')}\n`)
 console.log(`Users (task categories): ${CATEGORIES.join(', ')}; ${tasks.length} tasks with annotated tools, ${usedNames.length} distinct tools; ${TURNS}-turn conversations, seed ${SEED}: ${learn.length} learned from, ${heldOut.length} held out (${sum(heldOut.flatMap((c) => c.turns.map((t) => t.plan.length)))} tool uses). Figures are over the held-out conversations.\n`)
 console.log('| tools | strategy | pins | pinned (tokens) | bytes / request | tokens / request | requests extending the previous | input tokens a cache hits | model round trips / tool use | uses without a search | missed |')
 console.log('|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|')

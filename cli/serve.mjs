@@ -18,6 +18,8 @@ const native = require('../binding.js')
 const { McpHub, ToolRegistry, applyDeferExposition, syncMcpToolsToRegistry } = require('../index.js')
 const { DEFAULT_CALL_TIMEOUT_MS } = require('../js/mcp/hub.js')
 const { MetaToolName } = require('../js/meta/shared.js')
+const { internals } = require('../js/registry.js')
+const { checkParams, invalidParamsError } = require('../js/guard.js')
 
 const META_ORDER = [MetaToolName.Search, MetaToolName.Inspect, MetaToolName.Invoke, 'tool_exec']
 
@@ -285,14 +287,16 @@ export async function createGateway(servers, { contextWindow, exec = false, time
    * The listed server tools, for the native gateway to forward without a round trip through
    * this host (most of a forwarded call's overhead). Only inline tools, which a client calls
    * as the server would: deferred ones go through tool_invoke here, which applies approval.
+   * The gateway checks their arguments against the registry's schema first (`checkAs`), as
+   * tool_invoke checks the calls it runs.
    */
   function setDirectRoutes() {
     if (!gateway) return
     const routes = {}
     for (const [name, { entry }] of exposed) {
-      if (entry?.mcp) routes[name] = { serverId: entry.mcp.serverId, tool: entry.mcp.toolName, notify: Boolean(usageStore) }
+      if (entry?.mcp) routes[name] = { serverId: entry.mcp.serverId, tool: entry.mcp.toolName, notify: Boolean(usageStore), checkAs: entry.name }
     }
-    gateway.setDirectRoutes(JSON.stringify(routes))
+    gateway.setDirectRoutes(JSON.stringify(routes), registry[internals].native)
   }
   let timer
   // Counted from the process's start: loading Node, the addon and the config is part of what
@@ -324,6 +328,9 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       // A server's own tool is called by the gateway itself: every content type and isError
       // as sent, its progress passed on in order.
       if (target.entry?.mcp) {
+        // The direct route's check, for a call that reached the host before the routes were set.
+        const checked = await checkParams(registry[internals].native, target.entry.name, target.entry.tool.inputSchema, args ?? {})
+        if (checked.problems !== undefined) return textResult(invalidParamsError(registry[internals].native, target.entry.name, checked.problems, name).message, true)
         // Forwarded by the native gateway, so recorded here (a no-op without --usage-store).
         registry.recordUse(target.entry.name)
         return { forward: { serverId: target.entry.mcp.serverId, tool: target.entry.mcp.toolName } }

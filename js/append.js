@@ -60,13 +60,15 @@ function appendExposition({ tools, names, deferredNames, deferredEntries, regist
 /**
  * What a conversation keeps for append-only loading (plain JSON in `conversation.toolreg`): the
  * definitions as first added, so a later change of a tool's schema or its withdrawal does not
- * rewrite an earlier addition, and where each withdrawn tool was removed.
+ * rewrite an earlier addition; where each withdrawn tool was removed; where each changed one
+ * was added again with its new definition.
  */
 function appendState(conversation) {
   const toolreg = (conversation.toolreg ??= {})
   const state = (toolreg.append ??= {})
   state.definitions ??= {}
   state.removals ??= []
+  state.changes ??= []
   return state
 }
 
@@ -80,7 +82,13 @@ const SPECIFICATION_VERSION = Number(require('ai/package.json').version.split('.
  */
 const ANTHROPIC_BETAS = ['mid-conversation-system-2026-04-07', 'inline-tools-2026-09-15', 'mid-conversation-tool-changes-2026-07-01']
 
-/** The language-model middleware: deferred tools out of the request, the found ones into the prompt. */
+/**
+ * The language-model middleware: the found tools into the prompt, the deferred ones out of the
+ * request's `tools`. OpenAI's keep their place there with `omitFromRequestTools`: from
+ * `@ai-sdk/openai` 4.0.119 an `additionalTools` entry only selects a tool registered in the
+ * request, whose definition the provider then sends, and the option (since 4.0.96) keeps such a
+ * tool out of the `tools` array the API receives.
+ */
 function appendMiddleware({ family, deferredNames, state }) {
   return {
     specificationVersion: SPECIFICATION_VERSION,
@@ -88,30 +96,54 @@ function appendMiddleware({ family, deferredNames, state }) {
       const deferred = new Map()
       const requestTools = []
       for (const tool of params.tools ?? []) {
-        if (tool.type === 'function' && deferredNames.has(tool.name)) deferred.set(tool.name, tool)
-        else requestTools.push(tool)
+        const isDeferred = tool.type === 'function' && deferredNames.has(tool.name)
+        if (isDeferred) deferred.set(tool.name, tool)
+        if (!isDeferred) requestTools.push(tool)
+        else if (family === 'openai') requestTools.push(omittedFromRequest(tool))
       }
       const carried = new Set((params.tools ?? []).map((tool) => tool.name))
+      // A tool the host withdrew stays registered as it was shown, so its earlier addition is
+      // still sent (the SDK answers a call of it as an unknown tool).
+      if (family === 'openai' && state) {
+        for (const [name, definition] of Object.entries(state.definitions)) if (!carried.has(name)) requestTools.push(omittedFromRequest(definition))
+      }
       const prompt = withToolChanges(params.prompt, family, { deferred, carried, state })
       return { ...params, tools: requestTools, prompt, ...(family === 'anthropic' && { providerOptions: withAnthropicBetas(params.providerOptions) }) }
     },
   }
 }
 
+function omittedFromRequest(tool) {
+  const options = tool.providerOptions ?? {}
+  return { ...tool, providerOptions: { ...options, openai: { ...options.openai, omitFromRequestTools: true } } }
+}
+
 /**
  * The prompt with every tool a `tool_search` result found added once, by value, where it was
- * found; with `state`, a tool the request no longer carries is removed (Anthropic) at the end
- * and stays removed at that place on later requests.
+ * found. The model is always shown the definition the SDK validates and runs:
+ * - Anthropic: each addition as first made (pinned in `state`); a tool whose definition has
+ *   changed since is added again with the new one at the end (an addition under a known name
+ *   replaces the definition from there on), and a tool the request no longer carries is
+ *   removed there; both stay at that place on later requests, so no earlier byte changes.
+ * - OpenAI: each addition with the request's definition (what `@ai-sdk/openai` ≥ 4.0.119 sends
+ *   whatever the entry says), so a definition that changed mid-conversation changes the input
+ *   from its first addition on; OpenAI has no removal.
  */
 function withToolChanges(prompt, family, { deferred, carried, state }) {
-  const live = new Set()
+  const pinned = family === 'anthropic' ? state : undefined
+  const live = new Map()
   const out = []
   let assistantTurns = 0
   let pending = []
   // Anthropic takes tool changes in a system message right before an assistant message or at the end.
   const flush = () => {
-    for (const { name, beforeAssistantTurn } of state?.removals ?? []) {
+    for (const { name, beforeAssistantTurn } of pinned?.removals ?? []) {
       if (beforeAssistantTurn === assistantTurns && live.delete(name)) pending.push({ type: 'tool_removal', toolName: name })
+    }
+    for (const { name, beforeAssistantTurn, definition } of pinned?.changes ?? []) {
+      if (beforeAssistantTurn !== assistantTurns || !live.has(name)) continue
+      live.set(name, definition)
+      pending.push({ type: 'tool_addition', tool: definition })
     }
     if (pending.length > 0) out.push({ role: 'system', content: '', providerOptions: { anthropic: { toolChanges: pending } } })
     pending = []
@@ -128,9 +160,9 @@ function withToolChanges(prompt, family, { deferred, carried, state }) {
     const content = message.content.map((part) => {
       const added = []
       for (const name of foundBy(part)) {
-        const definition = live.has(name) ? undefined : definitionOf(name, deferred, state)
+        const definition = live.has(name) ? undefined : definitionOf(name, family, deferred, state)
         if (definition === undefined) continue
-        live.add(name)
+        live.set(name, definition)
         added.push(definition)
       }
       if (added.length === 0) return part
@@ -145,12 +177,22 @@ function withToolChanges(prompt, family, { deferred, carried, state }) {
     out.push({ ...message, content })
   }
   if (family === 'anthropic') {
-    if (state) {
-      for (const name of live) if (!carried.has(name)) state.removals.push({ name, beforeAssistantTurn: assistantTurns })
+    if (pinned) {
+      for (const [name, shown] of live) {
+        if (!carried.has(name)) pinned.removals.push({ name, beforeAssistantTurn: assistantTurns })
+        else if (deferred.has(name) && changed(shown, withoutCacheControl(deferred.get(name)))) {
+          pinned.changes.push({ name, beforeAssistantTurn: assistantTurns, definition: withoutCacheControl(deferred.get(name)) })
+        }
+      }
     }
     flush()
   }
   return out
+}
+
+/** Whether a definition differs from the one the model was shown (pinned ones went through JSON). */
+function changed(shown, current) {
+  return JSON.stringify(shown) !== JSON.stringify(current)
 }
 
 function withAnthropicBetas(providerOptions = {}) {
@@ -168,14 +210,14 @@ function foundBy(part) {
 
 /**
  * A found tool's definition as the SDK hands it to the provider (`{ type: 'function', name,
- * description, inputSchema, … }`): pinned in the conversation once added, else this request's.
- * No cache breakpoint: inside the messages it would move the cached prefix.
+ * description, inputSchema, … }`). Anthropic: as first added (pinned in `state`). OpenAI: the
+ * request's, kept in `state` as last shown for when the host withdraws the tool. No cache
+ * breakpoint: inside the messages it would move the cached prefix.
  */
-function definitionOf(name, deferred, state) {
+function definitionOf(name, family, deferred, state) {
   const pinned = state?.definitions[name]
-  if (pinned !== undefined) return pinned
   const tool = deferred.get(name)
-  if (tool === undefined) return undefined
+  if (tool === undefined || (family === 'anthropic' && pinned !== undefined)) return pinned
   const definition = withoutCacheControl(tool)
   if (state) state.definitions[name] = definition
   return definition

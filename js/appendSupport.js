@@ -1,6 +1,7 @@
 'use strict'
 
 const { invalidArgument } = require('./errors')
+const { atLeast, checkTested } = require('./versions')
 
 /**
  * Where append-only tool loading (append.js) can run: the provider families whose AI SDK package
@@ -14,32 +15,32 @@ const FAMILIES = {
 }
 
 /**
- * Model ids (prefixes) the providers' SDK docs show with mid-conversation tool loading. `auto`
- * appends only for these, so a host whose model may lack the feature keeps native deferral.
+ * Models the providers document with mid-conversation tool loading; `auto` appends only for
+ * these, so a host whose model may lack the feature keeps native deferral. An id matches its
+ * entry exactly or with a date or `-latest` suffix (`claude-opus-4-8-20260601`); OpenAI's
+ * entry also takes its variants (`gpt-5.4-mini`).
+ * - Anthropic, "Mid-conversation system messages and tool changes" (platform.claude.com/docs/
+ *   en/build-with-claude/mid-conversation-system-messages, English page as of 2026-09-26):
+ *   "available on Claude Fable 5.1, Claude Mythos 5.1, Claude Fable 5, Claude Mythos 5, Claude
+ *   Opus 5.5, Claude Opus 4.8, and Claude Opus 5", tool changes "in beta on the same models";
+ *   Sonnet 5.5's "What's new" page adds "Define tools in a message (beta)". Haiku 5.5 is listed
+ *   for system messages only in later translations, without tool changes: not included.
+ * - OpenAI: the AI SDK's `additionalTools` docs (@ai-sdk/openai 4.0.126) show `gpt-5.4`; no
+ *   OpenAI page lists models for `additional_tools`.
  */
-const DOCUMENTED_MODELS = { anthropic: ['claude-opus-4-8'], openai: ['gpt-5.4'] }
-
-const installed = new Map()
-
-/** The installed version of a provider package toolreg resolves, or undefined. */
-function installedVersion(pkg) {
-  if (!installed.has(pkg)) {
-    let version
-    try {
-      version = require(`${pkg}/package.json`).version
-    } catch {
-      version = undefined
-    }
-    installed.set(pkg, version)
-  }
-  return installed.get(pkg)
+const DOCUMENTED_MODELS = {
+  anthropic: ['claude-opus-4-8', 'claude-opus-5', 'claude-opus-5-5', 'claude-sonnet-5-5', 'claude-fable-5', 'claude-fable-5-1', 'claude-mythos-5', 'claude-mythos-5-1'],
+  openai: ['gpt-5.4'],
 }
 
-/** `a >= b` for `major.minor.patch` versions (a pre-release counts as its release). */
-function atLeast(a, b) {
-  const [x, y] = [a, b].map((v) => v.split(/[.-]/).slice(0, 3).map(Number))
-  for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i] > y[i]
-  return true
+function isDocumented(family, modelId) {
+  if (typeof modelId !== 'string') return false
+  return DOCUMENTED_MODELS[family].some((id) => {
+    if (modelId === id) return true
+    if (!modelId.startsWith(`${id}-`)) return false
+    const suffix = modelId.slice(id.length + 1)
+    return /^(\d{8}|latest)$/.test(suffix) || (family === 'openai' && /^[a-z]/.test(suffix))
+  })
 }
 
 /**
@@ -53,17 +54,17 @@ function appendStrategyFor(opts, { documentedModelsOnly }) {
   }
   const target = FAMILIES[opts.provider]
   if (!target) return { reason: `provider ${JSON.stringify(opts.provider)} cannot add tools mid-conversation (anthropic.messages and openai.responses can)` }
-  const version = installedVersion(target.package)
+  const version = checkTested(target.package)
   if (version === undefined) return { reason: `${target.package} is not installed` }
   const since = target.since[version.split('.')[0]]
   if (since === undefined || !atLeast(version, since)) {
     const needed = Object.values(target.since).map((v) => `>= ${v}`).join(' or ')
     return { reason: `${target.package} ${version} cannot add tools mid-conversation by value (needs ${needed})` }
   }
-  if (documentedModelsOnly && !DOCUMENTED_MODELS[target.family].some((prefix) => opts.modelId?.startsWith(prefix))) {
+  if (documentedModelsOnly && !isDocumented(target.family, opts.modelId)) {
     return { reason: `model ${JSON.stringify(opts.modelId)} is not one the SDK documents mid-conversation tool loading for` }
   }
   return { strategy: `${target.family}-append` }
 }
 
-module.exports = { appendStrategyFor, DOCUMENTED_MODELS }
+module.exports = { appendStrategyFor, isDocumented, DOCUMENTED_MODELS }

@@ -13,6 +13,7 @@ const { createToolExecTool } = require('./meta/exec')
 const { providerTarget, safeToolOf } = require('./provider')
 const { chooseStrategy, anthropicExposition, openaiExposition, sdkExposition, discoveredIn } = require('./strategy')
 const { appendExposition } = require('./append')
+const { guardedTools } = require('./guard')
 
 const defaults = native.deferDefaults()
 const DEFER_THRESHOLD_PCT = defaults.deferThresholdPct
@@ -342,7 +343,8 @@ function withExecTool(exposed, registry, allowedNames, opts, usage) {
  * Applies the defer decision to a request's ToolSet, exposing the deferred tools the way
  * `opts.strategy` asks: our meta-tools (the default; the `<deferred-tools>` section is returned
  * for the system prompt) or the provider's own deferral (`native`, `auto`; see strategy.js).
- * When nothing is deferred, the very same `tools` object comes back.
+ * Every registered tool handed out carries toolreg's input check (guard.js), so a call the
+ * SDK makes directly is validated as `tool_invoke` validates it.
  */
 async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
   const chosen = chooseStrategy(opts)
@@ -384,9 +386,10 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
   const { warnings } = chosen
   const usage = registry.learnsPins ? usageOf(opts) : undefined
   if (!plan.deferred) {
-    const inline = opts.exec ? withExecTool({ ...tools }, registry, createLookup(registry, planNames), opts, usage) : tools
+    const inline = guarded(tools, registry, usage)
+    if (opts.exec) withExecTool(inline, registry, createLookup(registry, planNames), opts, usage)
     const safe = target ? await providerSafe(inline, Object.keys(inline), target) : inline
-    return { tools: usage ? recording(safe, registry, usage) : safe, deferredEntries: [], systemPrompt: undefined, decision, strategy: 'inline', warnings, pinned: [] }
+    return { tools: safe, deferredEntries: [], systemPrompt: undefined, decision, strategy: 'inline', warnings, pinned: [] }
   }
   // Pinned tools are loaded up front, as the host's own tool (its approval gate included).
   const pins = pinned.filter((name) => plan.decision.deferredNames.has(name))
@@ -394,7 +397,6 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
   const deferredEntries = pins.length === 0 ? plan.deferredEntries : plan.deferredEntries.filter((entry) => !pinnedSet.has(entry.name))
   const { discovered, inspected } = discoveredIn(opts.messages)
   if (chosen.strategy !== 'meta-tools') {
-    const safe = target ? await providerSafe(tools, names, target) : tools
     let deferredNames = plan.decision.deferredNames
     // ai@7 forgets discoveries between calls: what the conversation found stays exposed.
     const loaded = chosen.strategy === 'sdk-tool-search' ? [...discovered, ...pins] : pins
@@ -402,11 +404,16 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
       const keep = new Set(loaded)
       deferredNames = new Set([...deferredNames].filter((n) => !keep.has(n)))
     }
+    // The provider loads a deferred definition when a search finds it: a call of one no search
+    // found names a tool the model never saw (ai@7's own tool search refuses those itself).
+    const loadedOnly = chosen.strategy === 'sdk-tool-search' ? undefined : deferredNames
+    const checked = guarded(tools, registry, usage, loadedOnly)
+    const safe = target ? await providerSafe(checked, names, target) : checked
     const build = { tools: safe, names, deferredNames, deferredEntries, registry, opts, openai: chosen.openai, strategy: chosen.strategy, conversation }
     const exposition = await expositionFor(chosen.strategy, build)
     if (opts.exec) withExecTool(exposition.tools, registry, plan.lookup, opts, usage)
     return {
-      tools: usage ? recording(exposition.tools, registry, usage) : exposition.tools,
+      tools: exposition.tools,
       deferredEntries: deferredEntries.slice(),
       systemPrompt: undefined,
       decision,
@@ -416,9 +423,10 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
       ...(exposition.middleware && { middleware: exposition.middleware, prepareStep: exposition.prepareStep }),
     }
   }
-  const exposed = {}
-  if (pins.length === 0) for (const name of plan.inlineNames) exposed[name] = tools[name]
-  else for (const name of names) if (pinnedSet.has(name) || !plan.decision.deferredNames.has(name)) exposed[name] = tools[name]
+  const inlineTools = {}
+  if (pins.length === 0) for (const name of plan.inlineNames) inlineTools[name] = tools[name]
+  else for (const name of names) if (pinnedSet.has(name) || !plan.decision.deferredNames.has(name)) inlineTools[name] = tools[name]
+  const exposed = guarded(inlineTools, registry, usage)
   // Signatures the model read earlier in the conversation stay read: no second inspect round-trip.
   // A host that rebuilds the exposition mid-conversation (a gateway whose servers change) keeps
   // one set, so a rebuild does not ask the model to inspect again.
@@ -432,7 +440,7 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
   if (opts.exec) withExecTool(exposed, registry, plan.lookup, opts, usage)
   const safe = target ? await providerSafe(exposed, Object.keys(exposed), target) : exposed
   return {
-    tools: usage ? recording(safe, registry, usage) : safe,
+    tools: safe,
     deferredEntries: deferredEntries.slice(),
     systemPrompt: conversation ? stickySection(conversation, plan) : plan.systemPrompt,
     decision,
@@ -500,40 +508,12 @@ async function pinsOf(registry, conversation, opts, warnings) {
   return pins
 }
 
-/** Tools whose calls this request records, wrapped once per tool and caller. */
-const recorders = new WeakMap()
-
 /**
- * The exposed tools with each registered tool's `execute` recording its use in the registry's
- * usage store once it succeeded. The meta-tools record the tools they run themselves.
+ * The registered tools of `tools` with toolreg's input check, and with `usage` their uses
+ * recorded; with `loadedOnly`, those deferred tools refuse a call no search loaded (guard.js).
  */
-function recording(tools, registry, usage) {
-  const key = `${usage.userId ?? ''}\0${usage.assistantId ?? ''}`
-  const out = {}
-  for (const name of Object.keys(tools)) {
-    const tool = tools[name]
-    if (isMetaTool(name) || typeof tool?.execute !== 'function' || !registry.has(name)) {
-      out[name] = tool
-      continue
-    }
-    let byCaller = recorders.get(tool)
-    if (!byCaller) recorders.set(tool, (byCaller = new Map()))
-    let wrapped = byCaller.get(key)
-    if (!wrapped) {
-      const execute = tool.execute
-      wrapped = {
-        ...tool,
-        execute: async (...args) => {
-          const output = await execute.apply(tool, args)
-          registry.recordUse(name, usage)
-          return output
-        },
-      }
-      byCaller.set(key, wrapped)
-    }
-    out[name] = wrapped
-  }
-  return out
+function guarded(tools, registry, usage, loadedOnly) {
+  return guardedTools(tools, registry, { native: registry[internals].native, usage, loadedOnly, isMetaTool })
 }
 
 /** The exposition of a strategy other than meta-tools. */

@@ -4,6 +4,7 @@ const ai = require('ai')
 const { invalidArgument } = require('./errors')
 const { MetaToolName } = require('./meta/shared')
 const { appendStrategyFor } = require('./appendSupport')
+const { checkTested } = require('./versions')
 
 const STRATEGIES = ['meta-tools', 'native', 'append', 'auto']
 const DEFAULT_MAX_RESULTS = 5
@@ -29,6 +30,7 @@ function chooseStrategy(opts) {
     return { strategy: 'meta-tools', warnings }
   }
   if (opts.model?.functionCalling === false) return fallback('the model has no native function calling')
+  checkTested('ai')
   if (strategy !== 'native') {
     // `auto` appends only on models the SDK documents it for; `append` trusts the host's model.
     const append = appendStrategyFor(opts, { documentedModelsOnly: strategy === 'auto' })
@@ -36,7 +38,10 @@ function chooseStrategy(opts) {
     if (strategy === 'append') warnings.push(`strategy 'append' fell back to native deferral: ${append.reason}`)
   }
   const provider = opts.provider
-  if (isAnthropic(provider)) return { strategy: 'anthropic-native', warnings }
+  if (isAnthropic(provider)) {
+    checkTested('@ai-sdk/anthropic')
+    return { strategy: 'anthropic-native', warnings }
+  }
   if (isOpenAIResponses(provider)) {
     const openai = openaiToolSearchFactory()
     if (openai) return { strategy: 'openai-native', warnings, openai }
@@ -70,7 +75,7 @@ function openaiToolSearchFactory() {
   if (openaiPackage === undefined) {
     try {
       const factory = require('@ai-sdk/openai').openai?.tools?.toolSearch
-      const major = Number(require('@ai-sdk/openai/package.json').version.split('.')[0])
+      const major = Number(checkTested('@ai-sdk/openai').split('.')[0])
       openaiPackage = typeof factory === 'function' ? { factory, major } : null
     } catch {
       openaiPackage = null

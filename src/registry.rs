@@ -393,12 +393,18 @@ impl Registry {
 
     /// The JSDoc signature alone (for error messages, where the exact schema would be noise).
     pub fn signature(&self, name: &str) -> Result<String> {
+        self.signature_as(name, name)
+    }
+
+    /// The signature of `name` under the name a client calls it by (`toolreg serve` lists
+    /// server tools under their own names).
+    pub fn signature_as(&self, name: &str, shown: &str) -> Result<String> {
         let spec = self
             .get(name)
             .ok_or_else(|| ToolregError::UnknownTool { name: name.into() })?;
         let empty = empty_schema();
         let schema = self.schema_of(name)?.map_or(&empty, StoredSchema::json);
-        Ok(schema::schema_to_jsdoc(name, &spec.description, schema))
+        Ok(schema::schema_to_jsdoc(shown, &spec.description, schema))
     }
 
     pub fn check_input(&self, name: &str, input: Value) -> Result<InputCheck> {

@@ -6,6 +6,7 @@ const { internals, hasApprovalGate } = require('../registry')
 const { McpHub, DEFAULT_CALL_TIMEOUT_MS } = require('./hub')
 const { buildMcpToolWireId, isReferenceWireIdOf, checkStyle } = require('./wireId')
 const { mcpResultToText, mcpResultToModelOutput } = require('./content')
+const { checkedSchemaOf } = require('../guard')
 
 const DEFAULT_SYNC_TIMEOUT_MS = 15_000
 
@@ -86,7 +87,7 @@ function entryDescriptionOf(descriptor) {
   return firstLine(descriptor.description) || firstLine(descriptor.title) || descriptor.name
 }
 
-function buildEntry(host, server, descriptor, wireId, gated, { callTimeoutMs, onProgress, warn }, metadata) {
+function buildEntry(host, server, descriptor, wireId, gated, { native, callTimeoutMs, onProgress, warn }, metadata) {
   /** The call's progress for the host, named by the call it belongs to; a host callback that throws is only warned about. */
   const progressOf = (toolCallId) => (update) => {
     try {
@@ -97,7 +98,9 @@ function buildEntry(host, server, descriptor, wireId, gated, { callTimeoutMs, on
   }
   const mcpTool = tool({
     description: descriptor.description ?? descriptor.title ?? '',
-    inputSchema: jsonSchema(descriptor.inputSchema ?? { type: 'object', properties: {} }),
+    // The server's JSON Schema has no validator of its own: the registry's checks the calls
+    // the AI SDK makes of this tool directly, as tool_invoke does.
+    inputSchema: checkedSchemaOf(native, wireId, jsonSchema(descriptor.inputSchema ?? { type: 'object', properties: {} })),
     ...(gated && { needsApproval: true }),
     execute: async (args, options = {}) => {
       const callOptions = { timeoutMs: callTimeoutMs, signal: options.abortSignal, ...(onProgress && { onProgress: progressOf(options.toolCallId) }) }
@@ -162,7 +165,7 @@ function registerListed(registry, synced, host, opts, { server, descriptor, wire
     (previous.descriptor === descriptor || previous.json === JSON.stringify(descriptor))
   if (!unchanged) {
     const warn = (message) => registry[internals].logger.warn(message)
-    const entry = buildEntry(host, label, descriptor, wireId, gated, { callTimeoutMs: opts.callTimeoutMs, onProgress: opts.onProgress, warn }, metadata)
+    const entry = buildEntry(host, label, descriptor, wireId, gated, { native: registry[internals].native, callTimeoutMs: opts.callTimeoutMs, onProgress: opts.onProgress, warn }, metadata)
     registry.register(entry)
     synced.set(wireId, { entry, descriptor, json: JSON.stringify(descriptor), gated, serverName: label.name, metadataJson, onProgress: opts.onProgress })
   } else if (previous.descriptor !== descriptor) {

@@ -5,7 +5,7 @@ const { internals } = require('../registry')
 const { callNative, ToolInvocationError } = require('../errors')
 const { createLookup, needsApprovalFor, schemaFor } = require('./shared')
 const { resolveToolName } = require('./names')
-const { schemaOf } = require('../schema')
+const { checkParams, invalidParamsError } = require('../guard')
 const { providerTarget } = require('../provider')
 
 const DESCRIPTION =
@@ -45,16 +45,9 @@ async function admitCall({ lookup, native, inspectedNames, requestApproval, targ
       'TOOLREG_NOT_INSPECTED',
     )
   }
-  const check = callNative(() => native.checkInput(name, JSON.stringify(params)))
-  if (check.status === 'invalid') throw invalidParams(native, name, check.message)
-  let value = check.status === 'valid' ? JSON.parse(check.valueJson) : params
-  // Schemas with their own validator (Zod) also transform and refine; let them have the last word.
-  const schema = schemaOf(entry.tool.inputSchema)
-  if (typeof schema.validate === 'function') {
-    const result = await schema.validate(value)
-    if (!result.success) throw invalidParams(native, name, result.error?.message ?? String(result.error))
-    value = result.value
-  }
+  const checked = await checkParams(native, name, entry.tool.inputSchema, params)
+  if (checked.problems !== undefined) throw invalidParamsError(native, name, checked.problems)
+  const value = checked.value
   // Decided on the params that will execute (defaults applied, transformed), never the raw ones.
   if (await needsApprovalFor(entry.tool, value, options)) {
     if (!requestApproval) {
@@ -66,14 +59,6 @@ async function admitCall({ lookup, native, inspectedNames, requestApproval, targ
     await requestApproval(name, value)
   }
   return { name, entry, params: value }
-}
-
-function invalidParams(native, name, problems) {
-  const signature = callNative(() => native.signature(name))
-  return new ToolInvocationError(
-    `Invalid params for "${name}":\n${problems}\nExpected signature:\n${signature}`,
-    'TOOLREG_INVALID_PARAMS',
-  )
 }
 
 /**

@@ -3,16 +3,17 @@
 // `registry.rank`. Run by the main suite's __tests__/lane.ai7.test.mjs.
 import { describe, it, expect } from 'vitest'
 import * as ai from 'ai'
-import { generateText, stepCountIs, tool } from 'ai'
+import { generateText, jsonSchema, stepCountIs, tool } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 import { createAnthropic } from '@ai-sdk/anthropic'
 import { createOpenAI } from '@ai-sdk/openai'
 import { z } from 'zod'
 import { ToolRegistry, applyDeferExposition, shouldDefer } from 'toolreg'
 import { createWeatherRegistry, anthropicWireScenario, openaiWireScenario, scriptedConversation, TURNS } from '../../__tests__/nativeFixtures.mjs'
-import { anthropicAppendScenario, openaiAppendScenario } from '../../__tests__/appendFixtures.mjs'
+import { anthropicAppendScenario, openaiAppendScenario, anthropicChangeScenario, openaiChangeScenario } from '../../__tests__/appendFixtures.mjs'
+import { invalidCallScenario } from '../../__tests__/callPathFixtures.mjs'
 
-const deps = { tool, z, ToolRegistry, applyDeferExposition, shouldDefer, generateText, stepCountIs, createAnthropic, createOpenAI, MockModel: MockLanguageModelV4 }
+const deps = { tool, jsonSchema, z, ToolRegistry, applyDeferExposition, shouldDefer, generateText, stepCountIs, createAnthropic, createOpenAI, MockModel: MockLanguageModelV4 }
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
@@ -47,7 +48,9 @@ describe('ai@7 lane', () => {
     const definition = (name) => ({ type: 'function', name, description: name, inputSchema: { type: 'object', properties: {} } })
     const params = { prompt: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], tools: Object.keys(openai.tools).map(definition) }
     const sent = await openai.middleware.transformParams({ params, type: 'generate' })
-    expect(sent.tools.map((t) => t.name).sort()).toEqual(['create_issue', 'echo', 'tool_search'])
+    // The deferred tools stay registered for their additions, out of the request's `tools`.
+    const requestTools = sent.tools.filter((t) => t.providerOptions?.openai?.omitFromRequestTools !== true)
+    expect(requestTools.map((t) => t.name).sort()).toEqual(['create_issue', 'echo', 'tool_search'])
     // The SDK's direct call of a pinned tool is recorded.
     await openai.tools.create_issue.execute({ title: 't' }, { toolCallId: 'c', messages: [] })
     await registry.pins()
@@ -106,7 +109,8 @@ describe('ai@7 lane', () => {
     const { registry, tools } = createWeatherRegistry(deps, { gated: true })
     for (const provider of ['mock.chat', 'anthropic.messages', 'openai.responses']) {
       const exposed = await applyDeferExposition(tools, registry, 128_000, { strategy: 'native', provider })
-      expect(exposed.tools.send_email).toBe(tools.send_email)
+      expect(exposed.tools.send_email.needsApproval).toBe(true)
+      expect(exposed.tools.send_email.execute).toBe(tools.send_email.execute)
     }
   })
 
@@ -124,6 +128,30 @@ describe('ai@7 lane', () => {
 
   it('OpenAI Responses append-only on the wire (@ai-sdk/openai 4): additional_tools after the search result, no earlier byte rewritten', async () => {
     await openaiAppendScenario(deps, expect)
+  })
+
+  it('Anthropic append-only: a definition that changed mid-conversation is added again at the end, earlier bytes kept', async () => {
+    await anthropicChangeScenario(deps, expect)
+  })
+
+  it('OpenAI Responses append-only: the model is shown the definition the SDK validates, also after it changed', async () => {
+    await openaiChangeScenario(deps, expect)
+  })
+
+  describe('every call path checks the params (ai@7)', () => {
+    for (const [strategy, provider, expected] of [
+      ['append', 'openai.responses', 'openai-append'],
+      ['append', 'anthropic.messages', 'anthropic-append'],
+      ['native', 'openai.responses', 'openai-native'],
+      ['native', 'anthropic.messages', 'anthropic-native'],
+      ['native', 'mock.chat', 'sdk-tool-search'],
+      ['meta-tools', undefined, 'meta-tools'],
+      ['inline', undefined, 'inline'],
+    ]) {
+      it(expected, async () => {
+        await invalidCallScenario(deps, expect, { strategy, provider, expectStrategy: expected })
+      })
+    }
   })
 
   it(`sticky decision over ${TURNS} turns: the tools array changes at most once with conversation state`, async () => {

@@ -12,11 +12,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::callback::JsCallback;
 use super::mcp::NativeMcpHub;
+use super::registry::{NativeRegistry, read};
 use crate::gateway::{
-    ClientRequest, DEFAULT_CALL_TIMEOUT, DirectRoute, Gateway, GatewayCall, GatewayHost,
-    GatewayInfo, HostAnswer, HttpOptions, StateKey, serve_http,
+    ArgumentCheck, ClientRequest, DEFAULT_CALL_TIMEOUT, DirectRoute, Gateway, GatewayCall,
+    GatewayHost, GatewayInfo, HostAnswer, HttpOptions, StateKey, serve_http,
 };
 use crate::mcp::ServerList;
+use crate::registry::{InputCheck, Registry};
 
 struct JsHost(JsCallback);
 
@@ -83,6 +85,32 @@ struct DirectRouteJson {
     tool: String,
     #[serde(default)]
     notify: bool,
+    /// The tool's name in the registry, whose schema checks the call's arguments.
+    check_as: Option<String>,
+}
+
+/// Checks a forwarded call's arguments as `tool_invoke` checks the calls it runs: the
+/// registry's compiled schema, defaults filled in; a refusal names the issues and the
+/// signature. A tool the registry no longer has, or whose schema it cannot check, passes as
+/// it is (the server still checks its own input).
+fn registry_check(
+    registry: Arc<std::sync::RwLock<Registry>>,
+    name: String,
+    shown: String,
+) -> ArgumentCheck {
+    ArgumentCheck::new(move |arguments| {
+        let registry = read(&registry);
+        match registry.check_input(&name, Value::Object(arguments.clone())) {
+            Ok(InputCheck::Valid(Value::Object(checked))) => Ok(checked),
+            Ok(InputCheck::Invalid(problems)) => {
+                let signature = registry.signature_as(&name, &shown).unwrap_or_default();
+                Err(format!(
+                    "Invalid params for \"{shown}\":\n{problems}\nExpected signature:\n{signature}"
+                ))
+            }
+            _ => Ok(arguments),
+        }
+    })
 }
 
 #[napi]
@@ -191,12 +219,18 @@ impl NativeGateway {
         Ok(answer.to_string())
     }
 
-    /// `{ [name]: { serverId, tool, notify } }`: the listed tools that are a server's own, called
-    /// through `hub` without asking the host; with `notify` the host hears
-    /// `{ op: "forwarded", name }` of each call, not waited for. Replaces the previous table;
-    /// a tool not in it is the host's `call`.
+    /// `{ [name]: { serverId, tool, notify, checkAs } }`: the listed tools that are a server's
+    /// own, called through `hub` without asking the host; with `notify` the host hears
+    /// `{ op: "forwarded", name }` of each call, not waited for; with `checkAs` and `registry`,
+    /// the arguments are checked against that registry tool's schema first (defaults filled
+    /// in; invalid ones are refused with an error result). Replaces the previous table; a tool
+    /// not in it is the host's `call`.
     #[napi]
-    pub fn set_direct_routes(&self, routes_json: String) -> Result<()> {
+    pub fn set_direct_routes(
+        &self,
+        routes_json: String,
+        registry: Option<&NativeRegistry>,
+    ) -> Result<()> {
         let routes: std::collections::HashMap<String, DirectRouteJson> =
             serde_json::from_str(&routes_json).map_err(|e| {
                 Error::new(
@@ -207,10 +241,17 @@ impl NativeGateway {
         let routes = routes
             .into_iter()
             .map(|(name, r)| {
+                let check = match (registry, r.check_as) {
+                    (Some(registry), Some(check_as)) => {
+                        Some(registry_check(registry.shared(), check_as, name.clone()))
+                    }
+                    _ => None,
+                };
                 let route = DirectRoute {
                     server_id: r.server_id,
                     tool: r.tool,
                     notify: r.notify,
+                    check,
                 };
                 (name, route)
             })

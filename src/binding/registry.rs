@@ -357,9 +357,12 @@ impl NativeRegistry {
         }
     }
 
+    /// The JSDoc signature of `name`, written under `shown` when the caller knows the tool by
+    /// another name.
     #[napi]
-    pub fn signature(&self, name: String) -> Result<String> {
-        self.read().signature(&name).map_err(js_error)
+    pub fn signature(&self, name: String, shown: Option<String>) -> Result<String> {
+        let shown = shown.as_deref().unwrap_or(&name);
+        self.read().signature_as(&name, shown).map_err(js_error)
     }
 
     #[napi]

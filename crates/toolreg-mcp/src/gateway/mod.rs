@@ -33,12 +33,12 @@ use futures::future::BoxFuture;
 // still ask for.
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
-    CompleteRequestParams, CompleteResult, ErrorData, GetPromptRequestParams, GetPromptResponse,
-    Implementation, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ResultType,
-    ServerCapabilities, ServerNotification, SubscribeRequestParams, SubscriptionFilter, Tool,
-    UnsubscribeRequestParams,
+    CompleteRequestParams, CompleteResult, ContentBlock, ErrorData, GetPromptRequestParams,
+    GetPromptResponse, Implementation, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ResultType, ServerCapabilities, ServerNotification,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
@@ -97,12 +97,37 @@ pub trait GatewayHost: Send + Sync {
 /// hub without the host's round trip (the host decided the route when it built the list, see
 /// [`Gateway::set_direct_routes`]). Deferred tools and meta-tools have none: their calls go to
 /// the host, which applies approval.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct DirectRoute {
     pub server_id: String,
     pub tool: String,
     /// Tell the host of each call ([`GatewayHost::forwarded`]).
     pub notify: bool,
+    /// Checks the arguments before they go to the server, as the host checks the calls it runs.
+    pub check: Option<ArgumentCheck>,
+}
+
+/// A call's arguments, checked against the tool's schema: those to send (defaults filled in),
+/// or the sentence the client gets as the call's error result.
+type CheckArguments =
+    dyn Fn(Map<String, Value>) -> Result<Map<String, Value>, String> + Send + Sync;
+
+/// The check of a [`DirectRoute`]'s arguments.
+#[derive(Clone)]
+pub struct ArgumentCheck(Arc<CheckArguments>);
+
+impl ArgumentCheck {
+    pub fn new(
+        check: impl Fn(Map<String, Value>) -> Result<Map<String, Value>, String> + Send + Sync + 'static,
+    ) -> Self {
+        ArgumentCheck(Arc::new(check))
+    }
+}
+
+impl fmt::Debug for ArgumentCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ArgumentCheck")
+    }
 }
 
 /// Name, version and instructions sent in `initialize`.
@@ -698,7 +723,7 @@ impl Gateway {
 
 /// A server's failure as this call's failure, as text the client shows.
 fn failed_call(error: McpError) -> CallToolResult {
-    CallToolResult::error(vec![rmcp::model::ContentBlock::text(error.to_string())])
+    CallToolResult::error(vec![ContentBlock::text(error.to_string())])
 }
 
 impl ServerHandler for Gateway {
@@ -778,7 +803,7 @@ impl ServerHandler for Gateway {
             id,
             done: false,
         };
-        let arguments = request.arguments.unwrap_or_default();
+        let mut arguments = request.arguments.unwrap_or_default();
         let retry = stateless(&context).then(|| input_required::Retry {
             input_responses: request.input_responses,
             request_state: request.request_state,
@@ -796,7 +821,21 @@ impl ServerHandler for Gateway {
                 server_id,
                 tool,
                 notify,
+                check,
             }) => {
+                if let Some(ArgumentCheck(check)) = check {
+                    match check(arguments) {
+                        Ok(checked) => arguments = checked,
+                        Err(sentence) => {
+                            // Refused before any server saw it: nothing to cancel.
+                            in_flight.done = true;
+                            let mut refused =
+                                CallToolResult::error(vec![ContentBlock::text(sentence)]);
+                            complete_type(&mut refused.result_type);
+                            return Ok(CallToolResponse::Complete(refused));
+                        }
+                    }
+                }
                 if notify {
                     self.shared.host.forwarded(&request.name);
                 }
