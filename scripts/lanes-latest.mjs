@@ -22,22 +22,12 @@ const require = createRequire(import.meta.url)
 const { atLeast } = require('../js/versions.js')
 const shell = process.platform === 'win32'
 
-/** The test files of the main suite each ai@6 lane copies, with their imports pointed at the lane. */
-const AI6_TESTS = ['appendDeferral', 'nativeDeferral', 'callPaths', 'e2e.generateText', 'stickyConversation', 'serve']
+/** A lane's test files: lanes/ai6 holds the ai@6 side, lanes/ai7 is the ai@7 lane itself. */
+const testsOf = (folder) => readdirSync(path.join(root, 'lanes', folder)).filter((f) => f.endsWith('.test.mjs')).map((f) => path.join(root, 'lanes', folder, f))
 
 const LANES = [
-  {
-    name: 'latest-ai6',
-    node: 20,
-    majors: { ai: 6, '@ai-sdk/anthropic': 3, '@ai-sdk/openai': 3, '@modelcontextprotocol/sdk': 1 },
-    tests: AI6_TESTS.map((name) => path.join(root, '__tests__', `${name}.test.mjs`)),
-  },
-  {
-    name: 'latest-ai7',
-    node: 22,
-    majors: { ai: 7, '@ai-sdk/anthropic': 4, '@ai-sdk/openai': 4, '@ai-sdk/mcp': 2 },
-    tests: readdirSync(path.join(root, 'lanes', 'ai7')).filter((f) => f.endsWith('.test.mjs')).map((f) => path.join(root, 'lanes', 'ai7', f)),
-  },
+  { name: 'latest-ai6', node: 20, majors: { ai: 6, '@ai-sdk/anthropic': 3, '@ai-sdk/openai': 3, '@modelcontextprotocol/sdk': 1, '@modelcontextprotocol/client': 2 }, tests: testsOf('ai6') },
+  { name: 'latest-ai7', node: 22, majors: { ai: 7, '@ai-sdk/anthropic': 4, '@ai-sdk/openai': 4, '@ai-sdk/mcp': 2 }, tests: testsOf('ai7') },
 ]
 
 /** Test-only dependencies every lane keeps at the checkout's versions. */
@@ -55,14 +45,6 @@ function newest(pkg, major) {
   return versions.reduce((best, v) => (atLeast(v, best) ? v : best))
 }
 
-/** A test file's source with its imports of the checkout pointed from the lane folder. */
-function laneSource(file) {
-  const fromLane = path.relative(path.join(root, 'lanes', 'x'), path.dirname(file)).split(path.sep).join('/')
-  return readFileSync(file, 'utf8')
-    .replace(/from '\.\.\/index\.js'/g, "from 'toolreg'")
-    .replace(/from '\.\/([^']+)'/g, (_, rel) => `from '${fromLane}/${rel}'`)
-}
-
 function prepare(lane, versions) {
   const dir = path.join(root, 'lanes', lane.name)
   rmSync(dir, { recursive: true, force: true })
@@ -71,8 +53,9 @@ function prepare(lane, versions) {
   writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify({ name: `toolreg-lane-${lane.name}`, private: true, type: 'module', devDependencies }, null, 2)}\n`)
   copyFileSync(path.join(root, 'lanes', 'ai7', 'install-toolreg.mjs'), path.join(dir, 'install-toolreg.mjs'))
   copyFileSync(path.join(root, 'lanes', 'ai7', 'vitest.config.mjs'), path.join(dir, 'vitest.config.mjs'))
-  for (const file of lane.tests) writeFileSync(path.join(dir, path.basename(file)), laneSource(file))
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'], shell })
+  // Beside lanes/ai6 and lanes/ai7, so their imports of ../../__tests__ resolve as there.
+  for (const file of lane.tests) copyFileSync(file, path.join(dir, path.basename(file)))
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'], shell })
   return dir
 }
 
