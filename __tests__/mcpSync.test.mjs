@@ -141,10 +141,28 @@ describe('syncMcpToolsToRegistry semantics (host adapter)', () => {
     expect(registry.size).toBe(2)
   })
 
-  it('replaces a changed schema without a duplicate, and evicts tools the server dropped', async () => {
+  it('holds a changed definition (tool trust): the old entry leaves, the new one waits for approval; tools the server dropped are evicted', async () => {
     const catalog = { s1: { name: 'One', tools: [descriptor('a'), descriptor('b')] } }
     const host = hostAdapter(catalog)
     const registry = quiet()
+    const ids = [wire('s1', 'One', 'a'), wire('s1', 'One', 'b')]
+    await syncMcpToolsToRegistry(registry, host, { selectedToolIds: ids })
+    catalog.s1.tools = [descriptor('a', 'changed description')]
+    const result = await syncMcpToolsToRegistry(registry, host, { selectedToolIds: ids })
+    expect(result.evicted.sort()).toEqual([...ids].sort())
+    expect(registry.trust().map((t) => [t.toolName, t.state, t.change])).toEqual([
+      ['a', 'held', 'a: description changed ("a tool" → "changed description")'],
+      ['b', 'gone', 'b: tool removed by the server'],
+    ])
+    expect(await registry.approveTool('s1/a')).toEqual(['a'])
+    expect((await syncMcpToolsToRegistry(registry, host, { selectedToolIds: ids })).registered).toEqual([ids[0]])
+    expect(registry.getByName(ids[0]).description).toBe('changed description')
+  })
+
+  it('without tool trust, replaces a changed schema without a duplicate, and evicts tools the server dropped', async () => {
+    const catalog = { s1: { name: 'One', tools: [descriptor('a'), descriptor('b')] } }
+    const host = hostAdapter(catalog)
+    const registry = new ToolRegistry({ logger: { warn() {} }, trust: false })
     registry.register({ name: 'web_search', namespace: 'web', description: 'x', defer: 'never', tool: (await import('./helpers.mjs')).simpleTool() })
     const ids = [wire('s1', 'One', 'a'), wire('s1', 'One', 'b')]
     await syncMcpToolsToRegistry(registry, host, { selectedToolIds: ids })
@@ -165,7 +183,7 @@ describe('syncMcpToolsToRegistry semantics (host adapter)', () => {
     expect(registry.size).toBe(3)
     catalog.bad.fail = 'server exploded'
     catalog.slow.hang = true
-    catalog.ok.tools = [descriptor('t', 'still here')]
+    catalog.ok.tools = [descriptor('t')]
     const started = Date.now()
     const result = await syncMcpToolsToRegistry(registry, host, { selectedToolIds: ids, timeoutMs: 300 })
     expect(Date.now() - started).toBeLessThan(2000)

@@ -468,6 +468,7 @@ export function createProgram({ open = openSession } = {}) {
     .option('--startup-wait <ms>', 'how long after its start serve may wait for servers with no cached tool list before answering the client; later ones join with a tools/list_changed notification (for a client that ignores it, raise this to --timeout)', (v) => (v === '0' ? 0 : positiveInt(v)), STARTUP_WAIT_MS)
     .addOption(callTimeoutOption('a tool call, prompt or resource request forwarded to a server'))
     .option('--state-key-file <file>', 'the secret (32 bytes or more) that signs the request state handed to 2026-07-28 clients with input-required results; give every replica behind one address the same (else TOOLREG_STATE_KEY, else one per process)')
+    .option('--trust-file <file>', 'pin every server\'s tool definitions in this JSON file (a pin file you can commit; made on first use): a tool its server changes, adds later or that looks poisoned is held, not served, until approved with toolreg trust approve; without it pins are kept in memory for this run')
     .option('--usage-store <file>', 'learn pins from use: record each tool call (name, server, time; no arguments or results) in this JSON Lines file, and keep the tools used most recently and most often loaded (tools/list _meta anthropic/alwaysLoad) within 2,000 tokens of definitions')
     .addHelpText('after', examples('toolreg serve --model claude-sonnet-4', 'toolreg serve --http 3939 --exec', 'toolreg serve --profile cursor', 'TOOLREG_SERVE_TOKEN=secret toolreg serve --http 3939 --config ~/.cursor/mcp.json'))
     .action(async (opts) => {
@@ -505,6 +506,7 @@ export function createProgram({ open = openSession } = {}) {
         keeps: profile.keeps,
         needsApproval: (serverId, toolName) => needsApprovalBySettings(source.settings, serverId, toolName),
         usageStore: opts.usageStore,
+        trustFile: opts.trustFile,
       })
       const untrack = trackOpen(served)
       if (opts.profile !== undefined) say(`profile ${JSON.stringify(opts.profile)}: ${num(profile.servers.length)} of ${plural(source.servers.length, 'server')}`)

@@ -75,7 +75,7 @@ async function metaDefinition(name, tool) {
  * destructive, stay inline and out of tool_invoke / tool_exec. `startupWaitMs`: see
  * STARTUP_WAIT_MS. `stateKey`: see readStateKey.
  */
-export async function createGateway(servers, { contextWindow, exec = false, timeoutMs = 30_000, timeoutOf = () => timeoutMs, callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS, stateKey, log = () => {}, keeps = () => true, needsApproval = () => false, startupWaitMs = STARTUP_WAIT_MS, usageStore } = {}) {
+export async function createGateway(servers, { contextWindow, exec = false, timeoutMs = 30_000, timeoutOf = () => timeoutMs, callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS, stateKey, log = () => {}, keeps = () => true, needsApproval = () => false, startupWaitMs = STARTUP_WAIT_MS, usageStore, trustFile } = {}) {
   const version = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version
   let gateway = null
   let gatewayReady
@@ -201,7 +201,9 @@ export async function createGateway(servers, { contextWindow, exec = false, time
   // With a usage store, calls are recorded in it and the pins learned from it are loaded up
   // front: computed at the first build and kept for the gateway's life (one client session),
   // so the tool list does not change under the client's prompt cache.
-  const registry = new ToolRegistry(usageStore ? { usageStore } : {})
+  const registry = new ToolRegistry({ ...(usageStore && { usageStore }), trust: trustFile ? { store: trustFile } : {} })
+  /** Held tools already named in the log, so each is said once per change. */
+  const heldSaid = new Set()
   const pinsKept = usageStore ? {} : undefined
   // Kept across rebuilds: a server joining does not make the model inspect its tools again.
   const inspectedNames = new Set()
@@ -217,8 +219,10 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       return [config.id, config.name, tools?.map((t) => [t, needsApproval(config.id, t.name)]) ?? null]
     })
     // The pins follow from the usage store: a store that changed since makes a fresh answer.
-    const usage = usageStore ? [usageStore, usageStamp(usageStore)] : null
-    return createHash('sha256').update(JSON.stringify({ version, contextWindow, exec: Boolean(exec), served, usage })).digest('hex').slice(0, 32)
+    const usage = usageStore ? [usageStore, fileStamp(usageStore)] : null
+    // So do the trust decisions: an approval or reset since makes a fresh answer too.
+    const trust = trustFile ? [trustFile, fileStamp(trustFile)] : null
+    return createHash('sha256').update(JSON.stringify({ version, contextWindow, exec: Boolean(exec), served, usage, trust })).digest('hex').slice(0, 32)
   }
   // Builds run one at a time: the first one may still run (a start answered from an earlier
   // one's list) when a server joins or changes its tools.
@@ -237,6 +241,12 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       callTimeoutMs,
       needsApproval: (info) => info.annotations?.destructiveHint === true || needsApproval(info.serverId, info.toolName),
     })
+    for (const held of registry.trust().filter((t) => t.state === 'held')) {
+      const key = `${held.serverId}/${held.toolName}\0${held.change}`
+      if (heldSaid.has(key)) continue
+      heldSaid.add(key)
+      log(`toolreg serve: held ${held.serverId}/${held.toolName} until approved (toolreg trust approve ${held.serverId}/${held.toolName}): ${held.change}`)
+    }
     const active = registry.selectActiveTools({ mcpToolIds: new Set(synced.registered) })
     // MCP tools are shown under their own names; a name two servers share (or a meta-tool's)
     // gets the collision-free wire id instead. Decided over every served tool, not only the
@@ -324,7 +334,11 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     async call({ id, name, arguments: args, progress: wantsProgress }) {
       await building // a start answered from an earlier one's tool list
       const target = exposed.get(name)
-      if (!target) return { error: `no tool named ${JSON.stringify(name)} on this gateway` }
+      if (!target) {
+        // A tool its server changed since it was pinned (or added late, or poisoned) is held.
+        const held = registry[internals].trust?.heldSentence(name)
+        return held ? textResult(held, true) : { error: `no tool named ${JSON.stringify(name)} on this gateway` }
+      }
       // A server's own tool is called by the gateway itself: every content type and isError
       // as sent, its progress passed on in order.
       if (target.entry?.mcp) {
@@ -393,8 +407,8 @@ export async function createGateway(servers, { contextWindow, exec = false, time
   }
 }
 
-/** The usage store file's size and time of change, or null when it is not there yet. */
-function usageStamp(file) {
+/** A store file's size and time of change (usage store, trust file), or null when it is not there yet. */
+function fileStamp(file) {
   try {
     const { size, mtimeMs } = statSync(file)
     return [size, mtimeMs]

@@ -8,6 +8,7 @@ const { loadResolved, resolveLocalModel } = require('./localModel')
 const { readableInEnglish } = require('./language')
 const { DICTIONARY_PACKAGE, loadDictionary, needsDictionary, resolveDictionary } = require('./dictionary')
 const { usageStoreOf, pinOptionsOf, computePins } = require('./pins')
+const { ToolTrust } = require('./trust')
 
 const DEFER_VALUES = ['never', 'always', 'auto']
 
@@ -203,6 +204,8 @@ class ToolRegistry {
   #pinOptions
   /** Whether a failed usage write was reported already (one warning, not one per call). */
   #usageWarned = false
+  /** The trust of synced MCP tools (js/trust.js), or null with `trust: false`. */
+  #trust
 
   /**
    * @param {{
@@ -215,6 +218,7 @@ class ToolRegistry {
    *   dictionary?: boolean | string,
    *   usageStore?: string | { load(): unknown, record(use: object): unknown },
    *   pins?: { halfLifeMs?: number, budgetTokens?: number, maxPins?: number, minScore?: number },
+   *   trust?: false | { store?: string | { load(): unknown, save(data: object): unknown }, onToolChange?: (change: object) => unknown, pinOnFirstUse?: boolean, stripHidden?: boolean, holdBlocked?: boolean },
    * }} [options]
    */
   constructor(options = {}) {
@@ -278,6 +282,7 @@ class ToolRegistry {
     this.#dictionary = resolveDictionary(options.dictionary)
     this.#dictionaryMissing = this.#dictionary === null && options.dictionary !== false
     this.#usage = usageStoreOf(options.usageStore)
+    this.#trust = options.trust === false ? null : new ToolTrust(options.trust ?? {}, this.#logger)
     this.#pinOptions = pinOptionsOf(options.pins)
   }
 
@@ -863,6 +868,31 @@ class ToolRegistry {
     return ranked
   }
 
+  /**
+   * The trust of every MCP tool synced so far: `[{ name, serverId, toolName, state, pinnedAt?,
+   * source?, findings, change? }]`; `state` is 'pinned', 'held' (changed, new or flagged, and
+   * not registered until approved), 'kept-old', 'removed' (by the user) or 'gone' (no longer
+   * listed). Empty with `trust: false`.
+   */
+  trust() {
+    return this.#trust?.list() ?? []
+  }
+
+  /** Approves what is held of `ref` (`serverId` or `serverId/toolName`); the next sync registers it. */
+  approveTool(ref) {
+    return this.#trustOrThrow().approve(ref)
+  }
+
+  /** Forgets the pins of `ref` (`serverId` or `serverId/toolName`). */
+  resetTrust(ref) {
+    return this.#trustOrThrow().reset(ref)
+  }
+
+  #trustOrThrow() {
+    if (!this.#trust) throw invalidArgument('trust', 'this registry was made with trust: false')
+    return this.#trust
+  }
+
   /** Package-internal access for the meta-tools and the exposition. */
   get [internals]() {
     // Made once: the per-request path reads it on every request.
@@ -871,6 +901,7 @@ class ToolRegistry {
       this.#internalView = {
         native: this.#native,
         logger: this.#logger,
+        trust: this.#trust,
         get generation() {
           return registry.#generation
         },

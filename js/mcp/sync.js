@@ -46,7 +46,7 @@ function directMcpRoute(tool) {
 function serversOf(host) {
   const servers = typeof host.servers === 'function' ? host.servers() : host.servers
   if (!Array.isArray(servers)) throw invalidArgument('hub.servers', 'expected an array of { id, name }')
-  return servers.map((s) => ({ id: s.id, name: s.name ?? s.id }))
+  return servers.map((s) => ({ id: s.id, name: s.name ?? s.id, ...(typeof s.identity === 'string' && { identity: s.identity }) }))
 }
 
 function withTimeout(promise, ms, what) {
@@ -174,6 +174,35 @@ function registerListed(registry, synced, host, opts, { server, descriptor, wire
   return true
 }
 
+/**
+ * The listings as the registry's tool trust admits them (js/trust.js): each server's tools
+ * compared with its pins and scanned before anything of them is registered; what is held is
+ * left out, so a tool registered before is evicted. `wireIdsOf(server, tools)` → `(name) => id`.
+ */
+async function trusted(registry, listings, wireIdsOf) {
+  const { trust } = registry[internals]
+  if (!trust) return listings
+  const everyTool = listings.flatMap(({ server, tools }) => (tools ?? []).filter((t) => typeof t?.name === 'string').map((t) => [server.id, t.name]))
+  return Promise.all(
+    listings.map(async (listing) => {
+      if (listing.error) return listing
+      const { server, tools } = listing
+      try {
+        const reviewed = await trust.review(server, tools, { wireIdOf: wireIdsOf(server, tools), otherTools: everyTool })
+        return { server, tools: reviewed.tools, held: reviewed.held }
+      } catch (error) {
+        // An unreadable trust store admits nothing of the server: it fails like a listing.
+        return { server, error }
+      }
+    }),
+  )
+}
+
+/** A tool trust holds leaves the registry: its earlier definition must not stay in use. */
+function evictHeld(registry, synced, listings, result) {
+  for (const { held } of listings) if (held?.length) evict(registry, synced, held, result)
+}
+
 /** Deregisters `names`, recording them as evicted. */
 function evict(registry, synced, names, result) {
   for (const name of names) {
@@ -258,7 +287,7 @@ async function syncOwners(registry, host, opts) {
   const synced = syncedOf(registry)
   const style = opts.wireIdStyle ?? 'toolreg'
   const owners = ownersOf(host, selected, style)
-  const listings = await listServers(host, owners, opts.timeoutMs ?? DEFAULT_SYNC_TIMEOUT_MS)
+  const listings = await trusted(registry, await listServers(host, owners, opts.timeoutMs ?? DEFAULT_SYNC_TIMEOUT_MS), (server) => (name) => cachedWireId(server, name, style))
   const byNamespace = mcpEntriesByNamespace(registry)
 
   for (const { server, tools, error } of listings) {
@@ -279,6 +308,7 @@ async function syncOwners(registry, host, opts) {
     const gone = (byNamespace.get(`mcp:${server.id}`) ?? []).filter((e) => !listed.has(e.name)).map((e) => e.name)
     evict(registry, synced, gone, result)
   }
+  evictHeld(registry, synced, listings, result)
   return result
 }
 
@@ -306,7 +336,11 @@ async function syncCatalog(registry, host, opts) {
     if (!present.has(namespace)) evict(registry, synced, entries.map((e) => e.name), result)
   }
 
-  const listings = await listServers(host, servers, opts.timeoutMs ?? DEFAULT_SYNC_TIMEOUT_MS)
+  const wireIdsOf = (server, tools) => {
+    const ids = new Map(tools.filter((d) => typeof d?.id === 'string' && d.id !== '').map((d) => [d.name, d.id]))
+    return (name) => ids.get(name) ?? cachedWireId(server, name, opts.wireIdStyle ?? 'toolreg')
+  }
+  const listings = await trusted(registry, await listServers(host, servers, opts.timeoutMs ?? DEFAULT_SYNC_TIMEOUT_MS), wireIdsOf)
   // id → the one tool listed under it, or null when two different tools claim it.
   const byId = new Map()
   const { logger } = registry[internals]
@@ -339,10 +373,13 @@ async function syncCatalog(registry, host, opts) {
     owning.add(listed.server.id)
     if (registerListed(registry, synced, host, opts, listed)) result.registered.push(wireId)
   }
+  // A server whose tools trust holds owns them still: what it no longer lists goes too.
+  for (const { server, held } of listings) if (held?.length) owning.add(server.id)
   for (const serverId of owning) {
     const ids = listedIds.get(serverId)
     evict(registry, synced, (byNamespace.get(`mcp:${serverId}`) ?? []).filter((e) => !ids.has(e.name) && registry.getByName(e.name) === e).map((e) => e.name), result)
   }
+  evictHeld(registry, synced, listings, result)
   return result
 }
 

@@ -211,6 +211,7 @@ function createToolExecTool(registry, options = {}) {
         const context = {
           lookup,
           native: registryNative,
+          trust: registry[internals].trust,
           requestApproval: (name, input) => requestApproval(callNumber, name, input, toolCallId, controller.signal),
         }
         ensureOpen(toolName)

@@ -28,7 +28,10 @@ const inputSchema = jsonSchema({
  * `inspectedNames` (its description already carries the signatures); `target` is the request's
  * provider, whose form of the schema the signatures show.
  */
-async function admitCall({ lookup, native, inspectedNames, requestApproval, target, shownNames }, asked, params, options) {
+async function admitCall({ lookup, native, trust, inspectedNames, requestApproval, target, shownNames }, asked, params, options) {
+  // A tool its server changed, added late or poisoned is held by tool trust: say what changed.
+  const held = typeof asked === 'string' && !lookup.allows(asked) ? trust?.heldSentence(asked) : undefined
+  if (held !== undefined) throw new ToolInvocationError(held, 'TOOLREG_TOOL_HELD')
   const name = resolveToolName(lookup, asked, { shownNames })
   const entry = lookup.get(name)
   if (!entry) throw new ToolInvocationError(`Tool not found: ${name}`, 'TOOLREG_UNKNOWN_TOOL')
@@ -69,6 +72,7 @@ function createToolInvokeTool(registry, allowedNames, inspectedNames = new Set()
   const context = {
     lookup: createLookup(registry, allowedNames, requestEntries),
     native: registry[internals].native,
+    trust: registry[internals].trust,
     inspectedNames,
     target: providerTarget(opts),
     shownNames: opts.shownNames,

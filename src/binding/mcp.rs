@@ -47,6 +47,9 @@ pub struct McpServerInfo {
     pub id: String,
     pub name: String,
     pub transport: String,
+    /// The command line or URL the config gives (`ServerConfig::identity`): what tool trust
+    /// pins definitions under.
+    pub identity: String,
 }
 
 #[napi(object)]
@@ -325,6 +328,7 @@ impl NativeMcpHub {
                 id: config.id().to_owned(),
                 name: config.name().to_owned(),
                 transport: config.transport().to_owned(),
+                identity: config.identity(),
             })
             .collect()
     }

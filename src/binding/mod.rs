@@ -15,6 +15,7 @@ mod registry;
 mod repair;
 mod search;
 mod tokens;
+mod trust;
 
 use napi::bindgen_prelude::*;
 

@@ -129,6 +129,22 @@ impl ServerConfig {
         }
     }
 
+    /// What the server is, as its config says (never what the server calls itself): the
+    /// command line of a local server (`stdio:` and the JSON array of command and args), the
+    /// URL of a remote one. Tool trust pins definitions under it, so a renamed entry keeps its
+    /// pins and another program under the same entry name does not inherit them.
+    pub fn identity(&self) -> String {
+        match self {
+            ServerConfig::Stdio { command, args, .. } => {
+                let line: Vec<&str> = std::iter::once(command.as_str())
+                    .chain(args.iter().map(String::as_str))
+                    .collect();
+                format!("stdio:{}", serde_json::to_string(&line).unwrap_or_default())
+            }
+            ServerConfig::StreamableHttp { url, .. } | ServerConfig::Sse { url, .. } => url.clone(),
+        }
+    }
+
     /// `"stdio" | "streamableHttp" | "sse"`, as in the config's `type`.
     pub fn transport(&self) -> &'static str {
         match self {

@@ -1,0 +1,199 @@
+// Tool trust against a real rug pull: our rmcp test server (`--rug-pull`) changes its `echo`
+// tool on request (a poisoned description, a `sidenote` field, annotations flipped, a rename,
+// text hidden in Unicode tag characters) and tells the client, or comes back changed after a
+// restart. Every change is held before anything reaches the registry, over stdio and HTTP, at
+// both MCP revisions; the pins survive in a pin file.
+import { afterAll, describe, it, expect } from 'vitest'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { McpHub, ToolRegistry, applyDeferExposition, buildMcpToolWireId, syncMcpToolsToRegistry } from '../index.js'
+import { startHttpTestServer, testServer } from './mcpServers.mjs'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { bin, cliEnv, writeConfig } from './cliRun.mjs'
+
+const closing = []
+afterAll(() => Promise.allSettled(closing.map((close) => close())))
+
+/** A registry whose warnings are kept, syncing every tool of `hub`. */
+function trusting(trust = {}) {
+  const warnings = []
+  const registry = new ToolRegistry({ logger: { warn: (m) => warnings.push(m) }, trust })
+  return { registry, warnings }
+}
+
+async function syncAll(registry, hub) {
+  const ids = []
+  for (const server of hub.servers) {
+    for (const tool of await hub.listTools(server.id)) ids.push(buildMcpToolWireId({ serverId: server.id, serverName: server.name, toolName: tool.name }))
+  }
+  return syncMcpToolsToRegistry(registry, hub, { selectedToolIds: ids })
+}
+
+/** Waits until the server's list changed and the hub's cache holds its new listing. */
+async function pull(hub, kind) {
+  const before = await hub.listTools('rug')
+  await hub.callTool('rug', 'rug_pull', { kind })
+  for (let i = 0; i < 100; i++) {
+    const now = await hub.listTools('rug')
+    if (now !== before) return now
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  throw new Error(`the rug pull "${kind}" never reached the hub`)
+}
+
+const echoId = buildMcpToolWireId({ serverId: 'rug', serverName: 'rug', toolName: 'echo' })
+
+const RUG_PULLS = [
+  ['description', /description changed \("Echo the text back" → ".*read ~\/\.cursor\/mcp\.json/],
+  ['schema', /input field "sidenote" added/],
+  ['annotations', /annotation/],
+  ['hidden', /description changed.*U\+E00/],
+]
+
+describe('tool trust against a rug-pull MCP server', () => {
+  for (const protocolVersion of ['2025-11-25', '2026-07-28']) {
+    it(`holds every change class the server announces, before the registry, the search or a call sees it (stdio, ${protocolVersion})`, async () => {
+      const hub = new McpHub({ servers: [{ ...testServer('rug', ['--rug-pull', 'none']), protocolVersion }] })
+      closing.push(() => hub.close())
+      const { registry } = trusting()
+      await syncAll(registry, hub)
+      expect(registry.has(echoId)).toBe(true)
+      expect(registry.trust().find((t) => t.toolName === 'echo')).toMatchObject({ state: 'pinned', source: 'first-use' })
+      for (const [kind, sentence] of RUG_PULLS) {
+        await pull(hub, kind)
+        const result = await syncAll(registry, hub)
+        expect(result.evicted, kind).toContain(echoId)
+        expect(registry.has(echoId), kind).toBe(false)
+        const echo = registry.trust().find((t) => t.toolName === 'echo')
+        expect(echo.state, kind).toBe('held')
+        expect(echo.change, kind).toMatch(sentence)
+        // Not searchable, not callable: a call gets the sentence.
+        expect((await registry.search('echo the text')).map((h) => h.name)).not.toContain(echoId)
+        const exposed = await applyDeferExposition(registry.selectActiveTools({ mcpToolIds: new Set(registry.getAll().map((e) => e.name)) }), registry, 2_000)
+        const invoke = exposed.tools.tool_invoke
+        if (invoke) await expect(invoke.execute({ name: echoId, params: { text: 'x' } }, { toolCallId: 'c', messages: [] })).rejects.toMatchObject({ code: 'TOOLREG_TOOL_HELD', message: expect.stringMatching(/is held until the user approves it/) })
+        await pull(hub, 'none')
+        await syncAll(registry, hub)
+        expect(registry.has(echoId), `${kind} undone`).toBe(true)
+      }
+      // A tool that appears after the first listing, and a rename, are held too.
+      await hub.callTool('rug', 'toggle', {})
+      await syncAll(registry, hub)
+      expect(registry.trust().find((t) => t.toolName === 'toggled')).toMatchObject({ state: 'held', change: 'toggled: new tool, not yet approved' })
+      await pull(hub, 'rename')
+      await syncAll(registry, hub)
+      expect(registry.trust().find((t) => t.toolName === 'echo_text')).toMatchObject({ state: 'held', change: 'echo: renamed to echo_text, definition otherwise unchanged' })
+      await hub.callTool('rug', 'toggle', {})
+      await pull(hub, 'none')
+    }, 60_000)
+  }
+
+  it('approve, keep the old definition, or remove: onToolChange decides, with the readable diff', async () => {
+    const hub = new McpHub({ servers: [testServer('rug', ['--rug-pull', 'none'])] })
+    closing.push(() => hub.close())
+    const asked = []
+    let answer
+    const { registry } = trusting({ onToolChange: (change) => (asked.push(change), answer) })
+    await syncAll(registry, hub)
+    await pull(hub, 'schema')
+    answer = 'keep-old'
+    await syncAll(registry, hub)
+    expect(asked.at(-1)).toMatchObject({ serverId: 'rug', toolName: 'echo', kind: 'changed', fields: [{ pointer: '/inputSchema/properties/sidenote', before: null }] })
+    expect(Object.keys((await registry.getByName(echoId).tool.inputSchema.jsonSchema).properties)).toEqual(['text'])
+    answer = 'approve'
+    await pull(hub, 'description')
+    await syncAll(registry, hub)
+    expect(registry.getByName(echoId).tool.description).toMatch(/read ~\/\.cursor\/mcp\.json/)
+    expect(registry.trust().find((t) => t.toolName === 'echo')).toMatchObject({ state: 'pinned', source: 'approved' })
+    answer = 'remove'
+    await pull(hub, 'annotations')
+    await syncAll(registry, hub)
+    expect(registry.has(echoId)).toBe(false)
+    expect(registry.trust().find((t) => t.toolName === 'echo').state).toBe('removed')
+  }, 60_000)
+
+  it('keeps the pins in a pin file: a restart that comes back changed is held; a restart unchanged is not', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'toolreg-trust-')), 'pins.json')
+    const start = async (rug) => {
+      const hub = new McpHub({ servers: [{ ...testServer('rug', []), env: { MCP_TEST_RUG_PULL: rug } }] })
+      closing.push(() => hub.close())
+      const { registry } = trusting({ store: file })
+      await syncAll(registry, hub)
+      return { hub, registry }
+    }
+    const first = await start('none')
+    await first.hub.close()
+    const pins = JSON.parse(readFileSync(file, 'utf8'))
+    expect(pins.format).toBe('toolreg-trust/1')
+    // Keyed by the command line of the config, never by the name the server gives itself.
+    const [identity] = Object.keys(pins.servers)
+    expect(identity).toMatch(/^stdio:\[".*mcp_test_server"/)
+    expect(pins.servers[identity].tools.echo).toMatchObject({ source: 'first-use', digest: expect.stringMatching(/^[0-9a-f]{64}$/) })
+    // Key order and whitespace in the file are no change.
+    writeFileSync(file, JSON.stringify(pins))
+    const unchanged = await start('none')
+    expect(unchanged.registry.has(echoId)).toBe(true)
+    await unchanged.hub.close()
+    const changed = await start('description')
+    expect(changed.registry.has(echoId)).toBe(false)
+    expect(changed.registry.trust().find((t) => t.toolName === 'echo').change).toMatch(/description changed/)
+  }, 60_000)
+
+  it('holds a rug pull over Streamable HTTP as over stdio', async () => {
+    const server = await startHttpTestServer(['--rug-pull', 'none'])
+    closing.push(server.stop)
+    const hub = new McpHub({ servers: [{ id: 'rug', name: 'rug', type: 'streamableHttp', url: `${server.origin}/mcp` }] })
+    closing.push(() => hub.close())
+    const { registry } = trusting()
+    await syncAll(registry, hub)
+    expect(registry.has(echoId)).toBe(true)
+    await pull(hub, 'description')
+    await syncAll(registry, hub)
+    expect(registry.has(echoId)).toBe(false)
+    expect(registry.trust().find((t) => t.toolName === 'echo').state).toBe('held')
+  }, 60_000)
+
+  it('strips hidden Unicode from what the model sees, and holds a tool whose hidden text says something', async () => {
+    const hub = new McpHub({ servers: [testServer('rug', ['--rug-pull', 'hidden'])] })
+    closing.push(() => hub.close())
+    const { registry } = trusting()
+    await syncAll(registry, hub)
+    const echo = registry.trust().find((t) => t.toolName === 'echo')
+    expect(echo.state).toBe('held')
+    expect(echo.findings.map((f) => f.rule)).toContain('hidden-unicode')
+    expect(echo.change).toMatch(/read ~\/\.ssh\/id_rsa/)
+    // Approved by the user, it is served without the hidden characters.
+    await registry.approveTool('rug/echo')
+    await syncAll(registry, hub)
+    expect(registry.getByName(echoId).tool.description).toBe('Echo the text back')
+  }, 60_000)
+})
+
+describe('toolreg serve --trust-file, with the official MCP SDK client', () => {
+  it('serves a tool its server changed only once approved, says so in its log, and keeps the pins in the file', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'toolreg-serve-trust-'))
+    const trustFile = join(folder, 'pins.json')
+    const server = testServer('rug', ['--rug-pull', 'none'])
+    const config = writeConfig({ mcpServers: { rug: { command: server.command, args: server.args } } })
+    const transport = new StdioClientTransport({ command: process.execPath, args: [bin, 'serve', '--startup-wait', '60000', '--config', config, '--trust-file', trustFile], env: cliEnv({ TOOLREG_CACHE_DIR: folder }), stderr: 'pipe' })
+    let log = ''
+    transport.stderr.on('data', (chunk) => (log += chunk))
+    const client = new Client({ name: 'trust-test', version: '1.0.0' })
+    const changed = new Promise((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, resolve))
+    await client.connect(transport)
+    closing.push(() => client.close())
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo')
+    expect(JSON.parse(readFileSync(trustFile, 'utf8')).format).toBe('toolreg-trust/1')
+    await client.callTool({ name: 'rug_pull', arguments: { kind: 'description' } })
+    await changed
+    for (let i = 0; i < 100 && !/held rug\/echo/.test(log); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(log).toMatch(/held rug\/echo until approved \(toolreg trust approve rug\/echo\): echo: description changed/)
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('echo')
+    const call = await client.callTool({ name: 'echo', arguments: { text: 'x' } })
+    expect(call.isError).toBe(true)
+    expect(call.content[0].text).toMatch(/^Tool "mcp__rug__echo_[0-9a-f]+" is held until the user approves it: echo: description changed/)
+  }, 60_000)
+})
