@@ -103,7 +103,63 @@ export declare class ToolRegistry {
   recordUse(name: string, who?: { userId?: string; assistantId?: string }): Promise<void>
   /** The tools pinned for this user and assistant now, best first, with why. Rejects with TOOLREG_USAGE_STORE_INVALID on a bad store. */
   pins(who?: { userId?: string; assistantId?: string; now?: number; encoding?: string }): Promise<Pin[]>
+  /** The trust of every MCP tool synced so far (empty with `trust: false`). */
+  trust(): ToolTrustStatus[]
+  /** Approves what is held of `ref` (`serverId` or `serverId/toolName`); the next sync registers it. Resolves to the tool names approved. */
+  approveTool(ref: string): Promise<string[]>
+  /** Forgets the pins of `ref`: a server's next listing is its first again; a tool's is new (held). */
+  resetTrust(ref: string): Promise<string[]>
   readonly size: number
+}
+
+/** One scanner finding on a tool definition (crates/toolreg-trust). */
+export interface ToolTrustFinding {
+  /** `block`: held like a change until approved; `warn`: served, logged once. */
+  level: 'block' | 'warn'
+  /** `hidden-unicode`, `model-instruction`, `concealment`, `secret-request`, `file-request`, `parameter-smuggling`, `cross-server-reference`. */
+  rule: string
+  /** Where: `description`, `inputSchema/properties/sidenote/description`, … */
+  field: string
+  /** The words matched, invisible characters shown as `[U+XXXX]`. */
+  excerpt: string
+  explanation: string
+}
+
+export interface ToolTrustStatus {
+  /** The registry name (wire id). */
+  name: string
+  serverId: string
+  toolName: string
+  /** `held` until approved; `kept-old`: served with its pinned definition; `removed` by the user; `gone` from the server's list. */
+  state: 'pinned' | 'held' | 'kept-old' | 'removed' | 'gone'
+  /** ISO time of the pin, and where it came from. */
+  pinnedAt?: string
+  source?: 'first-use' | 'approved'
+  findings: ToolTrustFinding[]
+  /** What changed since the pin, in one sentence. */
+  change?: string
+  /** How many hidden characters were removed from what the model sees. */
+  hiddenCharactersRemoved?: number
+}
+
+/** A change `onToolChange` decides on. */
+export interface ToolChange {
+  serverId: string
+  serverName: string
+  /** The server's identity in the config (command line or URL) its pins are kept under. */
+  identity: string
+  toolName: string
+  kind: 'added' | 'changed' | 'renamed'
+  /** A renamed tool's pinned name. */
+  from?: string
+  /** The readable diff, one sentence. */
+  sentence: string
+  /** The changed locations (JSON pointers) with their pinned and listed values. */
+  fields: Array<{ pointer: string; before: unknown; after: unknown }>
+  findings: ToolTrustFinding[]
+  /** The pinned form before (absent for a new tool) and the listed one. */
+  before?: object
+  after: object
 }
 
 /** The module-level registry; tools register at import time. */
@@ -728,6 +784,20 @@ export interface ToolRegistryOptions {
    * is recorded without it.
    */
   usageStore?: string | { load(): readonly ToolUse[] | string | Promise<readonly ToolUse[] | string>; record(use: ToolUse): void | Promise<void> }
+  /**
+   * Tool trust of synced MCP tools (on by default, pins in memory): `store` (a pin file path or
+   * `{ load, save }`), `onToolChange` (answer 'approve', 'keep-old' or 'remove'; nothing holds
+   * the tool), `pinOnFirstUse` (true), `stripHidden` (true), `holdBlocked` (true). `false` turns it off.
+   */
+  trust?:
+    | false
+    | {
+        store?: string | { load(): object | null | Promise<object | null>; save(data: object): void | Promise<void> }
+        onToolChange?: (change: ToolChange) => 'approve' | 'keep-old' | 'remove' | undefined | Promise<'approve' | 'keep-old' | 'remove' | undefined>
+        pinOnFirstUse?: boolean
+        stripHidden?: boolean
+        holdBlocked?: boolean
+      }
   /** Pin scoring: half-life (default 14 days), token budget (2000), most pins (64), minimum score (1.5). */
   pins?: { halfLifeMs?: number; budgetTokens?: number; maxPins?: number; minScore?: number }
   /** An AI SDK embedding model; turns on hybrid search (vectors via `embedMany`). */

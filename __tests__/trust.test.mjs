@@ -12,7 +12,7 @@ import { startHttpTestServer, testServer } from './mcpServers.mjs'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
-import { bin, cliEnv, writeConfig } from './cliRun.mjs'
+import { bin, cliEnv, runCli, writeConfig } from './cliRun.mjs'
 
 const closing = []
 afterAll(() => Promise.allSettled(closing.map((close) => close())))
@@ -196,4 +196,35 @@ describe('toolreg serve --trust-file, with the official MCP SDK client', () => {
     expect(call.isError).toBe(true)
     expect(call.content[0].text).toMatch(/^Tool "mcp__rug__echo_[0-9a-f]+" is held until the user approves it: echo: description changed/)
   }, 60_000)
+})
+
+describe('toolreg trust list|diff|approve|reset', () => {
+  it('pins a server, shows a rug pull field by field (exit 10), approves it, and forgets a pin', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'toolreg-cli-trust-'))
+    const trustFile = join(folder, 'pins.json')
+    const server = testServer('rug', [])
+    const configWith = (rug) => writeConfig({ mcpServers: { rug: { command: server.command, args: server.args, env: { MCP_TEST_RUG_PULL: rug } } } })
+    const env = cliEnv({ TOOLREG_CACHE_DIR: folder })
+    const trust = (config, ...args) => runCli(['trust', ...args, '--config', config, '--trust-file', trustFile], { env })
+    const clean = configWith('none')
+    expect((await trust(clean, 'list')).stdout).toMatch(/Nothing is pinned/)
+    // A server never pinned: diff shows every tool as not pinned yet, and pins nothing.
+    const first = await trust(clean, 'diff', 'rug')
+    expect(first.code).toBe(10)
+    expect(first.stdout).toMatch(/rug\/echo {2}held: echo: not pinned yet/)
+    const approved = await trust(clean, 'approve', 'rug')
+    expect(approved.code, approved.stderr).toBe(0)
+    expect((await trust(clean, 'list', 'rug/echo')).stdout).toMatch(/^rug\/echo {2}pinned \S+ \((first-use|approved)\) {2}[0-9a-f]{12}$/m)
+    expect((await trust(clean, 'diff')).stdout).toBe('Every tool is as pinned.\n')
+    // The server comes back changed: diff names the change; approve pins it.
+    const pulled = configWith('schema')
+    const diff = await trust(pulled, 'diff', 'rug/echo')
+    expect(diff.code).toBe(10)
+    expect(diff.stdout).toMatch(/rug\/echo {2}held: echo: input field "sidenote" added/)
+    expect((await trust(pulled, 'approve', 'rug/echo')).stdout).toMatch(/Approved rug\/echo in/)
+    expect((await trust(pulled, 'diff', 'rug')).code).toBe(0)
+    expect((await trust(pulled, 'reset', 'rug/echo')).stdout).toMatch(/Forgot the pins of 1 tool of rug\/echo/)
+    expect((await trust(pulled, 'diff', 'rug/echo')).stdout).toMatch(/echo: new tool, not yet approved/)
+    expect((await trust(pulled, 'reset', 'nope')).code).toBe(5)
+  }, 120_000)
 })

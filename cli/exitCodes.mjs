@@ -10,6 +10,7 @@ export const EXIT = Object.freeze({
   TOOL_FAILED: 7,
   NOT_APPROVED: 8,
   AUTH: 9,
+  HELD: 10,
   INTERRUPTED: 130,
   TERMINATED: 143,
 })
@@ -25,6 +26,7 @@ export const EXIT_HELP = `Exit codes:
   7    call: the tool ran and failed (isError, or the server errored, or --call-timeout ran out); prompt/read: the server refused or timed out; exec: the code failed
   8    call: approval needed and not given (declined, or no terminal and no --yes)
   9    auth login: the sign-in did not complete; auth status/logout: no such remote server
+  10   trust diff: a tool differs from its pin, is new, or is flagged (held until trust approve)
   130  interrupted (Ctrl-C); every server process is stopped first
   143  terminated (SIGTERM); likewise`
 

@@ -34,6 +34,7 @@ const toolsModule = lazyModule(() => import('./tools.mjs'))
 const auditModule = lazyModule(() => import('./audit.mjs'))
 const authModule = lazyModule(() => import('./auth.mjs'))
 const featuresModule = lazyModule(() => import('./features.mjs'))
+const trustModule = lazyModule(() => import('./trust.mjs'))
 const openSession = async (opts) => (await sessionModule.load()).openSession(opts)
 const { closest, didYouMean } = require('../js/meta/names.js')
 
@@ -74,7 +75,7 @@ const skippedLabel = (skip) => skip.id ?? skip.file
  * Opens what a command needs. Failed servers are one warning line each on stderr (the full error
  * with --verbose); audit and report show them in their output instead.
  */
-async function withSession(open, opts, run, { plainProgress = false, start = 'all', useCache = false, quietFailures = false, toolProgress = false } = {}) {
+async function withSession(open, opts, run, { plainProgress = false, start = 'all', useCache = false, quietFailures = false, toolProgress = false, trust } = {}) {
   // The servers' progress of the tools a command runs (call, exec), on stderr.
   const tools = toolProgress ? createToolProgress(process.stderr) : undefined
   const s = await open({
@@ -89,6 +90,7 @@ async function withSession(open, opts, run, { plainProgress = false, start = 'al
     retryFailed: opts.refresh === true,
     progress: createProgress(process.stderr, { plain: plainProgress }),
     ...(tools && { onToolProgress: tools.report }),
+    ...(trust && { trust }),
   })
   try {
     if (!quietFailures) {
@@ -531,6 +533,83 @@ export function createProgram({ open = openSession } = {}) {
         untrack()
         await served.close()
       }
+    })
+
+  const trustFileOption = () => new Option('--trust-file <file>', 'the pin file (default: $TOOLREG_TRUST_FILE, else trust.json in toolreg\'s config folder); toolreg serve --trust-file keeps the same file')
+  /** Config server id → the identity its pins are kept under (command line or URL); nothing starts. */
+  const identitiesOf = async (opts) => {
+    const { McpHub } = require('../index.js')
+    const { servers } = (await sessionModule.load()).resolveSource({ config: opts.config })
+    const hub = new McpHub({ servers: servers.map((s) => s.config) })
+    try {
+      return new Map(hub.servers.map((s) => [s.id, s.identity]))
+    } finally {
+      await hub.close()
+    }
+  }
+  const trust = program.command('trust').description('the pins of your servers\' tool definitions: a tool its server changes, adds later, renames or that looks poisoned is held (not served by toolreg serve --trust-file) until approved here')
+  usageErrors(trust, 'toolreg trust')
+  trust
+    .command('list')
+    .description('the pinned tools (server, tool, when, from where); reads the pin file only')
+    .argument('[ref]', 'SERVER or SERVER/TOOL')
+    .addOption(configOption())
+    .addOption(trustFileOption())
+    .option('--json', 'print the rows as JSON')
+    .addHelpText('after', examples('toolreg trust list', 'toolreg trust list github --trust-file ./mcp-pins.json'))
+    .action(async (ref, opts) => {
+      const { trustFileOf, listPins } = await trustModule.load()
+      const file = trustFileOf(opts)
+      const rows = listPins(file, await identitiesOf(opts), ref)
+      if (opts.json) return printJson(rows)
+      if (!rows.length) return console.log(`Nothing is pinned in ${file}${ref ? ` for ${ref}` : ''}.`)
+      for (const r of rows) console.log(`${pc.bold(`${r.serverId ?? r.server}/${r.tool}`)}  ${r.rejected ? 'removed' : 'pinned'} ${r.pinnedAt} (${r.source})  ${r.digest.slice(0, 12)}`)
+    })
+  trust
+    .command('diff')
+    .description('start the servers and compare what they list with the pins: what changed (field by field), what is new, renamed or gone, and what the scanner flags; nothing is pinned (exit 10 when anything would be held)')
+    .argument('[ref]', 'SERVER or SERVER/TOOL')
+    .addOption(configOption())
+    .addOption(trustFileOption())
+    .addOption(timeoutOption())
+    .option('--json', 'print the tools that are not as pinned as JSON')
+    .addHelpText('after', examples('toolreg trust diff', 'toolreg trust diff github/create_issue'))
+    .action(async (ref, opts) => {
+      const { trustFileOf, trustChanges, formatChanges, splitRef } = await trustModule.load()
+      const [server] = splitRef(ref)
+      const trust = { store: trustFileOf(opts), pinOnFirstUse: false }
+      const rows = await session(opts, (s) => trustChanges(s, ref), { trust, quietFailures: false, start: server === undefined ? 'all' : serverNamed(server) })
+      if (opts.json) printJson(rows)
+      else console.log(formatChanges(rows))
+      if (rows.some((r) => r.state === 'held')) outcome.exitCode = EXIT.HELD
+    })
+  trust
+    .command('approve')
+    .description('start the server and pin what it lists now for SERVER or SERVER/TOOL: its held tools are served again (a server never pinned is pinned whole)')
+    .argument('<ref>', 'SERVER or SERVER/TOOL')
+    .addOption(configOption())
+    .addOption(trustFileOption())
+    .addOption(timeoutOption())
+    .addHelpText('after', examples('toolreg trust approve github/create_issue', 'toolreg trust approve filesystem --trust-file ./mcp-pins.json'))
+    .action(async (ref, opts) => {
+      const { trustFileOf, splitRef } = await trustModule.load()
+      const [server] = splitRef(ref)
+      const file = trustFileOf(opts)
+      const approved = await session(opts, (s) => s.registry.approveTool(ref), { trust: { store: file }, start: serverNamed(server) })
+      console.log(approved.length ? `Approved ${approved.map((name) => `${server}/${name}`).join(', ')} in ${file}.` : `Nothing of ${ref} was held; ${file} pins it as listed.`)
+    })
+  trust
+    .command('reset')
+    .description('forget the pins of SERVER or SERVER/TOOL: a server\'s next listing is pinned afresh; a tool\'s is new, held until approved; reads and writes the pin file only')
+    .argument('<ref>', 'SERVER or SERVER/TOOL')
+    .addOption(configOption())
+    .addOption(trustFileOption())
+    .addHelpText('after', examples('toolreg trust reset github', 'toolreg trust reset github/create_issue'))
+    .action(async (ref, opts) => {
+      const { trustFileOf, resetPins } = await trustModule.load()
+      const file = trustFileOf(opts)
+      const names = resetPins(file, await identitiesOf(opts), ref)
+      console.log(names.length ? `Forgot the pins of ${names.length} tool${names.length === 1 ? '' : 's'} of ${ref} in ${file}.` : `Nothing of ${ref} was pinned in ${file}.`)
     })
 
   const auth = program.command('auth').description('sign in to MCP servers that ask for OAuth (GitHub, Linear, Notion, Sentry, …); tokens are kept in a file only you can read')

@@ -122,9 +122,10 @@ function catalogServers(tools) {
  * - `timeoutMs` with `timeoutGiven` false lets package runners (npx, uvx) take longer;
  * - `callTimeoutMs` bounds each tool call (the hub's default, 60 s, when not given).
  * - `onToolProgress` hears the servers' progress of every tool call (the sync's `onProgress`).
- * @param {{ config?: string, demo?: boolean, onSource?, timeoutMs: number, timeoutGiven?: boolean, callTimeoutMs?: number, start?, useCache?: boolean, retryFailed?: boolean, progress?, onToolProgress? }} opts
+ * - `trust` is the registry's tool trust options (`toolreg trust` passes the pin file).
+ * @param {{ config?: string, demo?: boolean, onSource?, timeoutMs: number, timeoutGiven?: boolean, callTimeoutMs?: number, start?, useCache?: boolean, retryFailed?: boolean, progress?, onToolProgress?, trust? }} opts
  */
-export async function openSession({ config, demo, onSource, timeoutMs, timeoutGiven = true, callTimeoutMs, start = 'all', useCache = false, retryFailed = false, progress, onToolProgress }) {
+export async function openSession({ config, demo, onSource, timeoutMs, timeoutGiven = true, callTimeoutMs, start = 'all', useCache = false, retryFailed = false, progress, onToolProgress, trust }) {
   const source = resolveSource({ config, demo })
   onSource?.(source)
   if (typeof start === 'function') start = start(source)
@@ -135,7 +136,9 @@ export async function openSession({ config, demo, onSource, timeoutMs, timeoutGi
   const hub = new McpHub({ servers: [], connectTimeoutMs: Math.max(timeoutMs, ...wanted.map((s) => timeoutOf(s.config))), reconnectBackoffMs: 0, auth: { tokenStore: fileTokenStore() } })
   const session = {
     hub,
-    registry: new ToolRegistry(),
+    // Without a pin file (toolreg trust), pins live for the command; a flagged tool stays
+    // listed, so audit and tools still show every tool the user has.
+    registry: new ToolRegistry({ trust: trust ?? { holdBlocked: false } }),
     source,
     configFiles: source.files,
     servers: [],
@@ -211,8 +214,10 @@ function rememberedRecord(server, failure) {
 async function registerCached(session, cached, { timeoutMs, callTimeoutMs, onToolProgress }) {
   if (!cached.length) return
   const listings = new Map(cached.map(({ server, listing }) => [server.config.id, listing.tools]))
+  // The identity tool trust pins under (the config's command line or URL), as for a live sync.
+  const identities = new Map(session.hub.servers.map((s) => [s.id, s.identity]))
   const adapter = {
-    servers: cached.map(({ server }) => ({ id: server.config.id, name: server.config.name })),
+    servers: cached.map(({ server }) => ({ id: server.config.id, name: server.config.name, identity: identities.get(server.config.id) })),
     // A descriptor's own `id` would name its entry on this path: MCP tools have none, and a
     // stray one must not give a cached tool another name than its live listing does.
     listTools: async (serverId) => listings.get(serverId).map(({ id: _, ...descriptor }) => descriptor),
