@@ -139,7 +139,15 @@ class ToolTrust {
   async review(server, tools, { wireIdOf, otherTools = [] }) {
     const data = await this.#load()
     const known = this.#reviewed.get(server.id)
-    if (known && known.tools === tools && known.generation === this.#generation) return known.result
+    if (known && known.generation === this.#generation) {
+      if (known.tools === tools) return known.result
+      // A re-list of the same tools (list_changed without a change, a TTL expiry, a reconnect)
+      // is the same review: comparing them costs far less than reviewing them again.
+      if (sameJson(known.tools, tools)) {
+        known.tools = tools
+        return known.result
+      }
+    }
     const identity = identityOf(server)
     const listed = uniqueByName(tools)
     const pins = data.servers[identity]
@@ -347,6 +355,23 @@ function withPinnedForm(descriptor, form) {
 
 /** What a pin covers (crates/toolreg-trust's `PINNED_FIELDS`). */
 const PINNED_FIELDS = ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'execution']
+
+/** Whether two JSON values are equal, keys in the same order (anything else takes the full review). */
+function sameJson(a, b) {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false
+    return true
+  }
+  if (Array.isArray(b)) return false
+  const keys = Object.keys(a)
+  const other = Object.keys(b)
+  if (keys.length !== other.length) return false
+  for (let i = 0; i < keys.length; i++) if (keys[i] !== other[i] || !sameJson(a[keys[i]], b[keys[i]])) return false
+  return true
+}
 
 function splitRef(ref) {
   if (typeof ref !== 'string' || ref === '') throw invalidArgument('ref', 'expected "server" or "server/tool"')

@@ -130,14 +130,18 @@ pub fn scan_tool(tool: &Value, ctx: &ScanContext) -> Vec<Finding> {
         }
         let visible = stripped.as_ref().map_or(field.text, |s| s.text.as_str());
         let text = normalise(visible);
-        let names_other_tools = detect(&text, path, Scope::Tool, &mut hits);
+        let anchors = detect(&text, path, Scope::Tool, &mut hits);
         if let Some(stripped) = &stripped {
             detect_smuggled(stripped, path, Scope::Tool, &mut hits);
         }
-        if let Some(property) = field.property.filter(|_| field.is_description()) {
+        // Parameter smuggling needs one of the anchors' objects (a file, secret, conversation).
+        if let Some(property) = field
+            .property
+            .filter(|_| anchors.sensitive_object && field.is_description())
+        {
             parameter_smuggling(property, &text, path, &mut hits);
         }
-        cross_server(&text, path, own_name, ctx, names_other_tools, &mut hits);
+        cross_server(&text, path, own_name, ctx, anchors.other_tools, &mut hits);
     }
     findings(hits)
 }
@@ -150,9 +154,9 @@ pub fn scan_instructions(text: &str, ctx: &ScanContext) -> Vec<Finding> {
     let stripped = strip_hidden(text);
     hidden_hit(path, text, &stripped, &mut hits);
     let normalised = normalise(&stripped.text);
-    let names_other_tools = detect(&normalised, path, Scope::Instructions, &mut hits);
+    let anchors = detect(&normalised, path, Scope::Instructions, &mut hits);
     detect_smuggled(&stripped, path, Scope::Instructions, &mut hits);
-    cross_server(&normalised, path, "", ctx, names_other_tools, &mut hits);
+    cross_server(&normalised, path, "", ctx, anchors.other_tools, &mut hits);
     findings(hits)
 }
 
@@ -209,11 +213,27 @@ struct Matchers {
 }
 
 /// Anchors follow the phrases in the prefilter, in this order.
-const ANCHORS: [&str; 4] = [SENSITIVE_FILE, SECRET, CONTEXT_CONTENT, OTHER_TOOLS];
+const ANCHORS: [&str; 5] = [
+    SENSITIVE_FILE,
+    SECRET,
+    CONTEXT_CONTENT,
+    OTHER_TOOLS,
+    FILE_CONTENTS,
+];
 const ANCHOR_FILE: usize = 0;
 const ANCHOR_SECRET: usize = 1;
 const ANCHOR_CONTEXT: usize = 2;
 const ANCHOR_OTHER_TOOLS: usize = 3;
+const ANCHOR_FILE_CONTENTS: usize = 4;
+
+/// What the prefilter pass saw in a text beyond the phrases, so later checks run only if needed.
+#[derive(Clone, Copy, Default)]
+struct Anchors {
+    /// A file, secret, conversation or file-contents word: parameter smuggling is possible.
+    sensitive_object: bool,
+    /// "other tools" / 其他工具: generic cross-server references are possible.
+    other_tools: bool,
+}
 
 static MATCHERS: LazyLock<Matchers> = LazyLock::new(|| {
     let sources: Vec<String> = PHRASES
@@ -268,13 +288,12 @@ fn normalise(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// Runs the phrase and combination rules on one text; returns whether it mentions other tools
-/// or servers generically (for [`cross_server`]).
-fn detect(text: &str, field: Location, scope: Scope, hits: &mut Vec<Hit>) -> bool {
+/// Runs the phrase and combination rules on one text; returns what else it may contain.
+fn detect(text: &str, field: Location, scope: Scope, hits: &mut Vec<Hit>) -> Anchors {
     let matchers = &*MATCHERS;
     let matched = matchers.prefilter.matches(text);
     if !matched.matched_any() {
-        return false;
+        return Anchors::default();
     }
     for (index, phrase) in PHRASES.iter().enumerate() {
         if !matched.matched(index) {
@@ -313,7 +332,17 @@ fn detect(text: &str, field: Location, scope: Scope, hits: &mut Vec<Hit>) -> boo
     if anchor(ANCHOR_CONTEXT) {
         context_request(text, field, hits);
     }
-    anchor(ANCHOR_OTHER_TOOLS)
+    Anchors {
+        sensitive_object: [
+            ANCHOR_FILE,
+            ANCHOR_SECRET,
+            ANCHOR_CONTEXT,
+            ANCHOR_FILE_CONTENTS,
+        ]
+        .into_iter()
+        .any(anchor),
+        other_tools: anchor(ANCHOR_OTHER_TOOLS),
+    }
 }
 
 /// Text decoded from tag characters or variation selectors goes through the same rules; since
@@ -327,7 +356,7 @@ fn detect_smuggled(stripped: &Stripped, field: Location, scope: Scope, hits: &mu
     detect(&normalise(&smuggled), field, scope, hits);
     for hit in &mut hits[first..] {
         hit.strong = true;
-        hit.why = format!("in text hidden in invisible characters, {}", hit.why);
+        hit.why = format!("(hidden in invisible characters) {}", hit.why);
     }
 }
 
@@ -352,7 +381,7 @@ fn file_request(text: &str, field: Location, hits: &mut Vec<Hit>) {
             signal: Signal::FileAccess,
             field: field.path(),
             excerpt: excerpt(text, found.start(), found.end()),
-            why: format!("{why}: {}", found.as_str().trim()),
+            why: format!("{why}: {}", whole_token(text, found.start(), found.end())),
             strong,
         };
         let stronger = strong && !best.as_ref().is_some_and(|hit| hit.strong);
@@ -454,12 +483,12 @@ fn parameter_smuggling(property: &str, text: &str, field: Location, hits: &mut V
         file_content || (carrier && (context.is_some() || high.is_some() || contents.is_some()));
     let why = if carrier {
         format!(
-            "parameter \"{property}\" asks for {} — content unrelated to the tool's job, which would leave with the call",
+            "of parameter \"{property}\" asks for {} — content unrelated to the tool's job, which would leave with the call",
             object.as_str()
         )
     } else {
         format!(
-            "parameter \"{property}\" asks for {}, which is not normally a tool's input",
+            "of parameter \"{property}\" asks for {}, which is not normally a tool's input",
             object.as_str()
         )
     };
@@ -633,6 +662,22 @@ fn kind_name(kind: HiddenKind) -> &'static str {
     }
 }
 
+/// The whitespace- or quote-delimited token around `start..end`: the whole path
+/// `~/.cursor/mcp.json` when the rule matched `.cursor/`.
+fn whole_token(text: &str, start: usize, end: usize) -> &str {
+    let is_delimiter = |c: char| c.is_whitespace() || "`'\"()[]<>,;，。".contains(c);
+    let token_start = text[..start]
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| is_delimiter(c))
+        .map_or(0, |(at, c)| at + c.len_utf8());
+    let token_end = text[end..]
+        .char_indices()
+        .find(|&(_, c)| is_delimiter(c))
+        .map_or(text.len(), |(at, _)| end + at);
+    text[token_start.min(start)..token_end.max(end)].trim()
+}
+
 /// Byte range of the sentence around `start..end`. A `.` only ends a sentence before
 /// whitespace (paths and versions contain dots); `!`, `?`, `;`, `。` and newlines always do.
 fn sentence_at(text: &str, start: usize, end: usize) -> (usize, usize) {
@@ -662,6 +707,9 @@ fn findings(hits: Vec<Hit>) -> Vec<Finding> {
     let sensitive = rules.iter().any(|rule| SENSITIVE_RULES.contains(rule));
     let combined = sensitive && rules.len() >= 2;
     let mut findings: Vec<Finding> = Vec::new();
+    // Strong hits first, so the finding kept per rule and field explains the strongest one.
+    let mut hits = hits;
+    hits.sort_by_key(|hit| !hit.strong);
     for hit in hits {
         let rule = hit.signal.rule();
         let level = if hit.strong || combined {
