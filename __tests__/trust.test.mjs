@@ -227,4 +227,16 @@ describe('toolreg trust list|diff|approve|reset', () => {
     expect((await trust(pulled, 'diff', 'rug/echo')).stdout).toMatch(/echo: new tool, not yet approved/)
     expect((await trust(pulled, 'reset', 'nope')).code).toBe(5)
   }, 120_000)
+
+  it('tools SERVER and audit show what the scanner flags, and keep the tool listed', async () => {
+    const server = testServer('rug', ['--rug-pull', 'description'])
+    const config = writeConfig({ mcpServers: { rug: { command: server.command, args: server.args } } })
+    const env = cliEnv({ TOOLREG_CACHE_DIR: mkdtempSync(join(tmpdir(), 'toolreg-cli-trust-')) })
+    const tools = await runCli(['tools', 'rug', '--config', config, '--json'], { env })
+    expect(tools.code, tools.stderr).toBe(0)
+    const echo = JSON.parse(tools.stdout).find((t) => t.id === 'rug/echo')
+    expect(echo.findings.map((f) => f.rule)).toEqual(expect.arrayContaining(['concealment']))
+    const audit = await runCli(['audit', '--config', config], { env })
+    expect(audit.stdout).toMatch(/flagged +1 tool whose description may address the model \(rug\/echo\): toolreg tools SERVER shows why/)
+  }, 60_000)
 })

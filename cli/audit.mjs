@@ -115,8 +115,11 @@ export async function audit(session, opts = {}) {
     if (entry.defer === 'never') return 'defer: never'
     return d.reason
   }
+  // Tool trust's scan of each definition (docs/security.md).
+  const findingsOf = new Map(registry.trust().map((t) => [t.name, t.findings]))
   const tools = entries.map((entry) => {
     const tokens = cost.get(entry.name)
+    const findings = findingsOf.get(entry.name) ?? []
     return {
       name: entry.name,
       server: serverOf(entry),
@@ -128,6 +131,7 @@ export async function audit(session, opts = {}) {
       approvalGated: hasApprovalGate(entry.tool),
       callable: typeof entry.tool.execute === 'function',
       reason: reasonFor(entry),
+      ...(findings.length && { findings }),
     }
   })
   const byName = new Map(tools.map((t) => [t.name, t]))
@@ -159,6 +163,7 @@ export async function audit(session, opts = {}) {
       mcpServers: counted.filter((s) => s.kind === 'mcp').length,
       failedServers: servers.filter((s) => s.status === 'failed').length,
       sharedServers: servers.length - counted.length,
+      flaggedTools: tools.filter((t) => t.findings).length,
       ...combined.summary,
     },
   }

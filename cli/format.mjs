@@ -148,6 +148,12 @@ export function formatAudit(doc, { all = false, verbose = false } = {}) {
     `  inline     ${plural(m.inlineTokens, 'token')} per request${m.deferredTools ? ` (incl. ${num(m.overheadTokens)} for the meta-tools and <deferred-tools> section)` : ''}`,
     `  saved      ${pc.bold(plural(m.savedTokens, 'token'))} per request`,
   )
+  // Tool trust's scan (docs/security.md): a definition that seems to address the model.
+  const flagged = doc.tools.filter((t) => t.findings)
+  if (flagged.length) {
+    const names = flagged.slice(0, 3).map((t) => `${t.server}/${t.tool ?? t.name}`).join(', ')
+    out.push(pc.yellow(`  flagged    ${plural(flagged.length, 'tool')} whose description may address the model (${names}${flagged.length > 3 ? ', …' : ''}): toolreg tools SERVER shows why`))
+  }
   if (doc.notice) out.push('', pc.bold(pc.yellow(doc.notice)))
   return out.join('\n')
 }

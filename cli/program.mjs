@@ -229,7 +229,7 @@ export function createProgram({ open = openSession } = {}) {
     .argument('[server]', 'the server\'s id in the config')
     .addOption(configOption())
     .addOption(demoOption())
-    .option('--json', 'print the servers ([{ id, status, tools, reason?, hint?, cachedAt?, file? }]) or the tools ([{ id, name, description, tokens, needsApproval }]) as JSON')
+    .option('--json', 'print the servers ([{ id, status, tools, reason?, hint?, cachedAt?, file? }]) or the tools ([{ id, name, description, tokens, needsApproval, findings? }]) as JSON')
     .addOption(refreshOption())
     .addOption(timeoutOption())
     .addOption(verboseOption())
@@ -255,7 +255,10 @@ export function createProgram({ open = openSession } = {}) {
       if (opts.json) return printJson(tools)
       if (!tools.length) return console.log(`${server} lists no tools.`)
       const width = Math.max(...tools.map((t) => t.id.length))
-      for (const t of tools) console.log(`${pc.bold(t.id.padEnd(width))}  ${pc.dim(`${num(t.tokens).padStart(6)} tokens`)}  ${clip(t.description, 100)}${t.needsApproval ? pc.magenta(' (needs approval)') : ''}`)
+      for (const t of tools) {
+        console.log(`${pc.bold(t.id.padEnd(width))}  ${pc.dim(`${num(t.tokens).padStart(6)} tokens`)}  ${clip(t.description, 100)}${t.needsApproval ? pc.magenta(' (needs approval)') : ''}`)
+        for (const f of t.findings ?? []) console.log(pc.yellow(`${''.padEnd(width)}  ${f.level}: ${f.rule} in ${f.field}: "${clip(f.excerpt, 80)}" — ${f.explanation}`))
+      }
     })
 
   command('search')

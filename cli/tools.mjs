@@ -260,5 +260,10 @@ export function serverOverview(session) {
 export async function toolsOf(session, id) {
   const entries = session.registry.getAll().filter((e) => e.mcp?.serverId === id)
   const cost = await costsOf(entries)
-  return entries.map((e) => ({ id: labelOf(e), name: e.name, description: e.description, tokens: cost.get(e.name), needsApproval: hasApprovalGate(e.tool) }))
+  // Tool trust's scan of each definition (docs/security.md): what it flags, and why.
+  const trust = new Map(session.registry.trust().filter((t) => t.serverId === id).map((t) => [t.name, t]))
+  return entries.map((e) => {
+    const findings = trust.get(e.name)?.findings ?? []
+    return { id: labelOf(e), name: e.name, description: e.description, tokens: cost.get(e.name), needsApproval: hasApprovalGate(e.tool), ...(findings.length && { findings }) }
+  })
 }
