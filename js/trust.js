@@ -96,6 +96,8 @@ class ToolTrust {
   #status = new Map()
   /** Held tools by the names a caller may use (wire id, `server/tool`), → the sentence. */
   #held = new Map()
+  /** Changes the host was asked about and left held (identity, tool, digest): asked once. */
+  #asked = new Set()
 
   constructor(options = {}, logger = console) {
     if (options === null || typeof options !== 'object') throw invalidArgument('trust', 'expected false or an options object')
@@ -247,7 +249,8 @@ class ToolTrust {
         outcome.set(change.name, { state: 'removed', sentence: `${change.name}: removed by the user` })
         continue
       }
-      const decision = await this.#decide({ serverId: server.id, serverName: server.name, identity, toolName: change.name, kind: change.kind, ...(change.from && { from: change.from }), sentence: change.sentence, fields: change.fields ?? [], findings: tool.findings, before: pin?.definition ?? pins.tools[change.from]?.definition, after: tool.form })
+      const asked = `${identity}\0${change.name}\0${tool.digest}`
+      const decision = this.#asked.has(asked) ? undefined : await this.#decide({ serverId: server.id, serverName: server.name, identity, toolName: change.name, kind: change.kind, ...(change.from && { from: change.from }), sentence: change.sentence, fields: change.fields ?? [], findings: tool.findings, before: pin?.definition ?? pins.tools[change.from]?.definition, after: tool.form })
       if (decision === undefined && tool.level === 'block') change.sentence = `${change.sentence}; ${blockedSentence(tool)}`
       if (decision === 'approve') {
         pins.tools[change.name] = { digest: tool.digest, pinnedAt: new Date().toISOString(), source: 'approved', definition: tool.form }
@@ -261,6 +264,7 @@ class ToolTrust {
         outcome.set(change.name, { state: 'removed', sentence: `${change.name}: removed by the user` })
         outcome.changed = true
       } else {
+        this.#asked.add(asked)
         outcome.set(change.name, { state: 'held', sentence: change.sentence })
       }
     }

@@ -5,14 +5,16 @@
 //!
 //! Real catalogs come from `TOOLREG_SHARED_DATA` (default `../shared/data` from the repo root).
 //! `EVAL_SHOW_WARNED=N` also lists the first N warned catalog tools.
+//! `EVAL_DUMP=<file>` writes every digest, canonical text hash and finding of the catalogs and
+//! the fixture sets to `<file>`, so an optimisation can be checked to change no result (`cmp`).
 
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use toolreg_trust::{
-    Level, PinnedServer, ScanContext, canonical_json, compare, digest, scan_instructions,
-    scan_tool, worst_level,
+    Level, PinnedServer, ScanContext, canonical_json, compare, digest, instructions_digest,
+    scan_instructions, scan_tool, worst_level,
 };
 
 /// One real tool and where it came from.
@@ -78,6 +80,9 @@ fn main() {
     );
     benign_report(&benign);
     baseline_report(&catalog, &attacks, &heldout, &benign);
+    if let Some(path) = std::env::var_os("EVAL_DUMP") {
+        dump(Path::new(&path), &catalog, [&attacks, &heldout, &benign]);
+    }
 
     if !catalog.is_empty() {
         cost_report(&catalog);
@@ -464,6 +469,49 @@ fn baseline_report(catalog: &[CatalogTool], attacks: &[Case], heldout: &[Case], 
         );
     }
     println!();
+}
+
+/// One line per tool or case: its digest, the SHA-256 of its whole canonical text (unpinned
+/// fields too), then every finding in full.
+fn dump(path: &Path, catalog: &[CatalogTool], case_sets: [&[Case]; 3]) {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let mut write_findings = |out: &mut String, findings: &[toolreg_trust::Finding]| {
+        for f in findings {
+            let _ = writeln!(
+                out,
+                "   {:?} {} @ {}\n      {:?}\n      {:?}",
+                f.level, f.rule, f.field, f.excerpt, f.explanation
+            );
+        }
+    };
+    let whole = |tool: &Value| instructions_digest(&canonical_json(tool));
+    let mut contexts = catalog_contexts(catalog);
+    let results = scan_catalog(catalog, &mut contexts);
+    for (entry, findings) in catalog.iter().zip(&results) {
+        let _ = writeln!(
+            out,
+            "[{}] {}/{} {} {}",
+            entry.catalog,
+            entry.server,
+            entry.tool["name"],
+            digest(&entry.tool),
+            whole(&entry.tool)
+        );
+        write_findings(&mut out, findings);
+    }
+    for case in case_sets.into_iter().flatten() {
+        let _ = writeln!(out, "case {}", case.id);
+        if let Some(tool) = &case.tool {
+            let _ = writeln!(out, "   tool {} {}", digest(tool), whole(tool));
+        }
+        if let Some(instructions) = &case.instructions {
+            let _ = writeln!(out, "   instructions {}", instructions_digest(instructions));
+        }
+        write_findings(&mut out, &scan_case(case));
+    }
+    std::fs::write(path, out).expect("EVAL_DUMP is writable");
+    println!("== Dumped digests and findings to {}\n", path.display());
 }
 
 // ---------------------------------------------------------------------------------------------
