@@ -135,7 +135,12 @@ describe('toolreg serve over stdio, with the official MCP SDK client', () => {
     expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('toggled')
     await client.callTool({ name: 'toggle', arguments: {} })
     await changed
-    expect((await client.listTools()).tools.map((t) => t.name)).toContain('toggled')
+    // A tool that appears after the server's first listing is held by tool trust until approved
+    // (on by default, pins in memory): not listed, and a call of it says why.
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('toggled')
+    const held = await client.callTool({ name: 'toggled', arguments: {} })
+    expect(held.isError).toBe(true)
+    expect(textOf(held)).toMatch(/is held until the user approves it: toggled: new tool, not yet approved/)
     expect(logs).toHaveLength(1)
   }, 60_000)
 

@@ -476,7 +476,7 @@ fn baseline_report(catalog: &[CatalogTool], attacks: &[Case], heldout: &[Case], 
 fn dump(path: &Path, catalog: &[CatalogTool], case_sets: [&[Case]; 3]) {
     use std::fmt::Write;
     let mut out = String::new();
-    let mut write_findings = |out: &mut String, findings: &[toolreg_trust::Finding]| {
+    let write_findings = |out: &mut String, findings: &[toolreg_trust::Finding]| {
         for f in findings {
             let _ = writeln!(
                 out,
@@ -510,6 +510,16 @@ fn dump(path: &Path, catalog: &[CatalogTool], case_sets: [&[Case]; 3]) {
         }
         write_findings(&mut out, &scan_case(case));
     }
+    // Number spelling beyond the catalogs: random bit patterns, integers and short decimals.
+    let mut rng = 0x2545_F491_4F6C_DD1D_u64;
+    let mut numbers = Vec::new();
+    for i in 0..100_000_u64 {
+        let bits = next(&mut rng);
+        numbers.push(json!(f64::from_bits(bits)));
+        numbers.push(json!((bits >> (i % 64)) as i64 - (1 << 40)));
+        numbers.push(json!((bits % 100_000) as f64 / 10f64.powi((i % 12) as i32)));
+    }
+    let _ = writeln!(out, "numbers {}", whole(&Value::Array(numbers)));
     std::fs::write(path, out).expect("EVAL_DUMP is writable");
     println!("== Dumped digests and findings to {}\n", path.display());
 }

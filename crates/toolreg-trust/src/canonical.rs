@@ -69,22 +69,34 @@ fn utf16_order(a: &str, b: &str) -> Ordering {
     a.encode_utf16().cmp(b.encode_utf16())
 }
 
-fn write_value(out: &mut String, value: &Value) {
+/// Where canonical text goes: a `String` for [`canonical_json`], or straight into a hash for
+/// digests (see `crate::pin`), so a digest never builds the whole text.
+pub(crate) trait Sink {
+    fn push_str(&mut self, text: &str);
+}
+
+impl Sink for String {
+    fn push_str(&mut self, text: &str) {
+        String::push_str(self, text);
+    }
+}
+
+fn write_value(out: &mut impl Sink, value: &Value) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
         Value::Bool(false) => out.push_str("false"),
-        Value::Number(number) => write_double(out, as_double(number)),
+        Value::Number(number) => write_number(out, number),
         Value::String(text) => write_string(out, text),
         Value::Array(items) => {
-            out.push('[');
+            out.push_str("[");
             for (index, item) in items.iter().enumerate() {
                 if index > 0 {
-                    out.push(',');
+                    out.push_str(",");
                 }
                 write_value(out, item);
             }
-            out.push(']');
+            out.push_str("]");
         }
         Value::Object(map) => {
             // serde_json's default map iterates in UTF-8 byte order, which is UTF-16 order
@@ -112,25 +124,60 @@ static MAPS_ITERATE_SORTED: LazyLock<bool> = LazyLock::new(|| {
 
 /// Writes an object from entries already in canonical order.
 pub(crate) fn write_object<'a>(
-    out: &mut String,
+    out: &mut impl Sink,
     entries: impl Iterator<Item = (&'a String, &'a Value)>,
 ) {
-    out.push('{');
+    out.push_str("{");
     for (index, (key, item)) in entries.enumerate() {
         if index > 0 {
-            out.push(',');
+            out.push_str(",");
         }
         write_string(out, key);
-        out.push(':');
+        out.push_str(":");
         write_value(out, item);
     }
-    out.push('}');
+    out.push_str("}");
 }
 
 /// serde_json without `arbitrary_precision` stores every number as an i64, u64 or finite f64,
 /// so the conversion always succeeds; NaN and infinities cannot occur in a `Value`.
 fn as_double(number: &Number) -> f64 {
     number.as_f64().unwrap_or(f64::NAN)
+}
+
+/// Integers up to 2^53 in magnitude are written as their exact decimal digits, which is what
+/// ECMAScript writes for them (every neighbouring integer is a double too, so no shorter digit
+/// string round-trips): most numbers in tool schemas take this path, without any formatting
+/// machinery or allocation.
+fn write_number(out: &mut impl Sink, number: &Number) {
+    const EXACT: u64 = 1 << 53;
+    if let Some(n) = number.as_u64().filter(|n| *n <= EXACT) {
+        write_integer(out, false, n);
+    } else if let Some(n) = number.as_i64().filter(|n| n.unsigned_abs() <= EXACT) {
+        write_integer(out, n < 0, n.unsigned_abs());
+    } else {
+        let mut text = String::new();
+        write_double(&mut text, as_double(number));
+        out.push_str(&text);
+    }
+}
+
+fn write_integer(out: &mut impl Sink, negative: bool, mut n: u64) {
+    let mut digits = [0u8; 21];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if negative {
+        start -= 1;
+        digits[start] = b'-';
+    }
+    out.push_str(std::str::from_utf8(&digits[start..]).expect("ASCII digits"));
 }
 
 /// ECMAScript `Number.prototype.toString` (ECMA-262 §6.1.6.1.20), which RFC 8785 §3.2.2.3
@@ -219,12 +266,18 @@ fn round_tie_to_even(digits: &mut String, x: f64) {
 
 /// RFC 8785 §3.2.2.2: only `"`, `\` and the C0 controls are escaped; controls with a short form
 /// use it, the others `\u00xx` in lower case. Everything else is written as is.
-fn write_string(out: &mut String, text: &str) {
-    out.push('"');
+pub(crate) fn write_string(out: &mut impl Sink, text: &str) {
+    out.push_str("\"");
     let bytes = text.as_bytes();
     let mut written = 0;
-    for (index, &byte) in bytes.iter().enumerate() {
-        let escape = match byte {
+    loop {
+        let index = written + clean_prefix(&bytes[written..]);
+        // The escaped bytes are ASCII, so `index` is a char boundary.
+        out.push_str(&text[written..index]);
+        let Some(&byte) = bytes.get(index) else {
+            break;
+        };
+        let short = match byte {
             b'"' => "\\\"",
             b'\\' => "\\\\",
             0x08 => "\\b",
@@ -232,20 +285,49 @@ fn write_string(out: &mut String, text: &str) {
             b'\n' => "\\n",
             0x0c => "\\f",
             b'\r' => "\\r",
-            0x00..=0x1f => "",
-            _ => continue,
+            _ => "",
         };
-        // The escaped bytes are ASCII, so `index` is a char boundary.
-        out.push_str(&text[written..index]);
-        if escape.is_empty() {
-            let _ = write!(out, "\\u{byte:04x}");
+        if short.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            let escape = [
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(byte >> 4)],
+                HEX[usize::from(byte & 15)],
+            ];
+            out.push_str(std::str::from_utf8(&escape).expect("ASCII escape"));
         } else {
-            out.push_str(escape);
+            out.push_str(short);
         }
         written = index + 1;
     }
-    out.push_str(&text[written..]);
-    out.push('"');
+    out.push_str("\"");
+}
+
+/// The length of the longest prefix of `bytes` that needs no escaping. Nearly all strings need
+/// none, so eight bytes are tested at a time (SWAR: a byte is flagged when it is below 0x20 or
+/// equal to `"` or `\`; the tests are exact, with no false positives).
+fn clean_prefix(bytes: &[u8]) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    let has_zero = |word: u64| word.wrapping_sub(ONES) & !word & HIGHS;
+    let mut at = 0;
+    for chunk in bytes.chunks_exact(8) {
+        let word = u64::from_ne_bytes(chunk.try_into().expect("chunks of 8"));
+        let flagged = word.wrapping_sub(ONES * 0x20) & !word & HIGHS
+            | has_zero(word ^ (ONES * u64::from(b'"')))
+            | has_zero(word ^ (ONES * u64::from(b'\\')));
+        if flagged != 0 {
+            break;
+        }
+        at += 8;
+    }
+    at + bytes[at..]
+        .iter()
+        .position(|&byte| byte < 0x20 || byte == b'"' || byte == b'\\')
+        .unwrap_or(bytes.len() - at)
 }
 
 #[cfg(test)]
@@ -333,6 +415,24 @@ mod tests {
         assert_eq!(canonical_json(&json!(123e-8)), "0.00000123");
         assert_eq!(canonical_json(&json!(-1.5)), "-1.5");
         assert_eq!(canonical_json(&json!(u64::MAX)), "18446744073709552000");
+    }
+
+    #[test]
+    fn clean_prefix_stops_at_the_first_byte_to_escape() {
+        // Bytes next to the escaped ones, which must never be flagged.
+        let near_misses: Vec<u8> = [0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0xa2, 0xdc, 0xff]
+            .into_iter()
+            .cycle()
+            .take(30)
+            .collect();
+        assert_eq!(clean_prefix(&near_misses), near_misses.len());
+        for special in [0x00, 0x08, 0x1f, b'"', b'\\'] {
+            for at in 0..near_misses.len() {
+                let mut bytes = near_misses.clone();
+                bytes[at] = special;
+                assert_eq!(clean_prefix(&bytes), at, "{special:#x} at {at}");
+            }
+        }
     }
 
     #[test]

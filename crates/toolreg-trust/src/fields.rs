@@ -18,94 +18,28 @@ pub(crate) enum Role {
 }
 
 /// One text of a tool, with its location.
-pub(crate) struct TextField<'a> {
-    /// RFC 6901 pointer from the tool's root, e.g. `/inputSchema/properties/q/description`.
-    pub pointer: String,
+pub(crate) struct TextField<'a, 's> {
+    /// The path from the tool's root (`inputSchema`, `properties`, `q`, `description`); the
+    /// pointer is written out only when asked for, since most texts produce no finding.
+    pub segments: &'s [Segment<'a>],
     pub text: &'a str,
     pub role: Role,
     /// For texts inside an input property: that property's name (the innermost one).
     pub property: Option<&'a str>,
 }
 
-impl TextField<'_> {
-    /// The field as findings name it: the pointer's segments, unescaped, joined by `/`.
-    pub fn path(&self) -> String {
-        self.pointer[1..].replace("~1", "/").replace("~0", "~")
-    }
-
-    /// Whether this is the `description` of something (not a property named "description").
-    pub fn is_description(&self) -> bool {
-        self.role == Role::Prose && self.pointer.ends_with("/description")
-    }
-}
-
-/// JSON-Schema keywords whose value maps names to subschemas (the keys there are property
-/// names, not keywords).
-const NAMED_SUBSCHEMAS: [&str; 5] = [
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-];
-
-/// JSON-Schema keywords holding data rather than subschemas.
-const DATA_KEYWORDS: [&str; 4] = ["default", "examples", "enum", "const"];
-
-/// Every text of `tool` that the model sees: name, title, description, and inside
-/// `inputSchema`/`outputSchema` every `title`/`description`, property name and data string.
-pub(crate) fn text_fields(tool: &Value) -> Vec<TextField<'_>> {
-    let mut fields = Vec::new();
-    for (key, role) in [
-        ("name", Role::Name),
-        ("title", Role::Prose),
-        ("description", Role::Prose),
-    ] {
-        if let Some(text) = tool.get(key).and_then(Value::as_str) {
-            if role == Role::Name && text.is_ascii() {
-                continue;
-            }
-            fields.push(TextField {
-                pointer: format!("/{key}"),
-                text,
-                role,
-                property: None,
-            });
-        }
-    }
-    for key in ["inputSchema", "outputSchema"] {
-        if let Some(schema) = tool.get(key) {
-            let mut walk = SchemaWalk {
-                root: key,
-                segments: Vec::with_capacity(16),
-                fields: &mut fields,
-            };
-            walk.schema(schema, None);
-        }
-    }
-    fields
-}
-
-struct SchemaWalk<'a, 'f> {
-    /// The pointer of the current location: `root` then `segments`, written out only when a
-    /// field is recorded (most keys of a schema lead to no text).
-    root: &'static str,
-    segments: Vec<Segment<'a>>,
-    fields: &'f mut Vec<TextField<'a>>,
-}
-
+/// One step of a [`TextField`]'s path.
 #[derive(Clone, Copy)]
-enum Segment<'a> {
+pub(crate) enum Segment<'a> {
     Key(&'a str),
     Index(usize),
 }
 
-impl<'a> SchemaWalk<'a, '_> {
-    fn pointer(&self) -> String {
+impl TextField<'_, '_> {
+    /// RFC 6901 pointer from the tool's root, e.g. `/inputSchema/properties/q/description`.
+    pub fn pointer(&self) -> String {
         let mut pointer = String::with_capacity(64);
-        pointer.push('/');
-        pointer.push_str(self.root);
-        for segment in &self.segments {
+        for segment in self.segments {
             pointer.push('/');
             match segment {
                 Segment::Key(key) if key.contains(['~', '/']) => {
@@ -120,13 +54,104 @@ impl<'a> SchemaWalk<'a, '_> {
         pointer
     }
 
+    /// The field as findings name it: the pointer's segments, unescaped, joined by `/`.
+    pub fn path(&self) -> String {
+        self.pointer()[1..].replace("~1", "/").replace("~0", "~")
+    }
+
+    /// Whether this is the `description` of something (not a property named "description").
+    pub fn is_description(&self) -> bool {
+        self.role == Role::Prose
+            && matches!(self.segments.last(), Some(Segment::Key("description")))
+    }
+}
+
+/// What a key of a schema object holds, as far as texts are concerned.
+enum SchemaKey {
+    /// `description`, `title`: prose when the value is a string.
+    Prose,
+    /// A keyword whose value maps names to subschemas (the keys there are property names, not
+    /// keywords): `properties`, `patternProperties`, `$defs`, `definitions`, `dependentSchemas`.
+    NamedSubschemas,
+    /// A keyword holding data rather than subschemas: `default`, `examples`, `enum`, `const`.
+    Data,
+    Other,
+}
+
+impl SchemaKey {
+    /// A `match` rather than lists of names: this runs for every key of every schema, and
+    /// compiles to a switch on the length and a few word compares.
+    fn of(key: &str) -> Self {
+        match key {
+            "description" | "title" => SchemaKey::Prose,
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                SchemaKey::NamedSubschemas
+            }
+            "default" | "examples" | "enum" | "const" => SchemaKey::Data,
+            _ => SchemaKey::Other,
+        }
+    }
+}
+
+/// Calls `visit` with every text of `tool` that the model sees: name, title, description, and
+/// inside `inputSchema`/`outputSchema` every `title`/`description`, property name and data
+/// string, in that order.
+pub(crate) fn for_each_text_field<'a>(tool: &'a Value, mut visit: impl FnMut(&TextField<'a, '_>)) {
+    let Value::Object(map) = tool else {
+        return;
+    };
+    // One pass over the tool's keys instead of a lookup per field.
+    let mut top: [Option<&'a Value>; 5] = [None; 5];
+    for (key, value) in map {
+        let slot = match key.as_str() {
+            "name" => 0,
+            "title" => 1,
+            "description" => 2,
+            "inputSchema" => 3,
+            "outputSchema" => 4,
+            _ => continue,
+        };
+        top[slot] = Some(value);
+    }
+    let [name, title, description, input, output] = top;
+    let mut walk = SchemaWalk {
+        segments: Vec::with_capacity(16),
+        visit: &mut visit,
+    };
+    for (key, role, value) in [
+        ("name", Role::Name, name),
+        ("title", Role::Prose, title),
+        ("description", Role::Prose, description),
+    ] {
+        if let Some(Value::String(text)) = value {
+            walk.segments.push(Segment::Key(key));
+            walk.push(text, role, None);
+            walk.segments.pop();
+        }
+    }
+    for (key, schema) in [("inputSchema", input), ("outputSchema", output)] {
+        if let Some(schema) = schema {
+            walk.segments.push(Segment::Key(key));
+            walk.schema(schema, None);
+            walk.segments.pop();
+        }
+    }
+}
+
+struct SchemaWalk<'a, 'v, V> {
+    /// The path of the current location.
+    segments: Vec<Segment<'a>>,
+    visit: &'v mut V,
+}
+
+impl<'a, V: FnMut(&TextField<'a, '_>)> SchemaWalk<'a, '_, V> {
     fn push(&mut self, text: &'a str, role: Role, property: Option<&'a str>) {
+        // Names are scanned for hidden characters only, which are never ASCII.
         if role == Role::Name && text.is_ascii() {
             return;
         }
-        let pointer = self.pointer();
-        self.fields.push(TextField {
-            pointer,
+        (self.visit)(&TextField {
+            segments: &self.segments,
             text,
             role,
             property,
@@ -138,11 +163,11 @@ impl<'a> SchemaWalk<'a, '_> {
             Value::Object(map) => {
                 for (key, value) in map {
                     self.segments.push(Segment::Key(key));
-                    match value {
-                        Value::String(text) if key == "description" || key == "title" => {
+                    match (SchemaKey::of(key), value) {
+                        (SchemaKey::Prose, Value::String(text)) => {
                             self.push(text, Role::Prose, property);
                         }
-                        Value::Object(named) if NAMED_SUBSCHEMAS.contains(&key.as_str()) => {
+                        (SchemaKey::NamedSubschemas, Value::Object(named)) => {
                             for (name, subschema) in named {
                                 self.segments.push(Segment::Key(name));
                                 self.push(name, Role::Name, Some(name));
@@ -150,9 +175,9 @@ impl<'a> SchemaWalk<'a, '_> {
                                 self.segments.pop();
                             }
                         }
-                        _ if DATA_KEYWORDS.contains(&key.as_str()) => self.data(value, property),
+                        (SchemaKey::Data, _) => self.data(value, property),
                         // Scalars hold no text to scan; skip the call.
-                        Value::Object(_) | Value::Array(_) => self.schema(value, property),
+                        (_, Value::Object(_) | Value::Array(_)) => self.schema(value, property),
                         _ => {}
                     }
                     self.segments.pop();
@@ -205,18 +230,18 @@ pub struct StrippedTool {
 pub fn strip_tool(tool: &Value) -> StrippedTool {
     let mut replacements = Vec::new();
     let mut removed = Vec::new();
-    for field in text_fields(tool) {
+    for_each_text_field(tool, |field| {
         if field.role != Role::Prose {
-            continue;
+            return;
         }
         let stripped = strip_hidden(field.text);
         if stripped.removed.is_empty() {
-            continue;
+            return;
         }
         let path = field.path();
         removed.extend(stripped.removed.into_iter().map(|run| (path.clone(), run)));
-        replacements.push((field.pointer, stripped.text));
-    }
+        replacements.push((field.pointer(), stripped.text));
+    });
     let mut stripped_tool = tool.clone();
     for (pointer, text) in replacements {
         if let Some(slot) = stripped_tool.pointer_mut(&pointer) {
@@ -294,10 +319,8 @@ mod tests {
             "sidenote": {"description": "d"},
             "no\u{200B}te": {"type": "string"}
         }}});
-        let mut described: Vec<(String, Option<&str>, Role)> = text_fields(&tool)
-            .iter()
-            .map(|f| (f.path(), f.property, f.role))
-            .collect();
+        let mut described: Vec<(String, Option<&str>, Role)> = Vec::new();
+        for_each_text_field(&tool, |f| described.push((f.path(), f.property, f.role)));
         described.sort_by(|a, b| a.0.cmp(&b.0));
         // ASCII names cannot hide characters and are not listed.
         assert_eq!(

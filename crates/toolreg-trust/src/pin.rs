@@ -1,6 +1,6 @@
 //! What is pinned of a tool, its digest, and a server's pins.
 
-use crate::canonical::{canonical_json, write_object};
+use crate::canonical::{Sink, write_object, write_string};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -46,41 +46,89 @@ pub fn pinned_form(tool: &Value) -> Value {
     Value::Object(form)
 }
 
-/// [`PINNED_FIELDS`] in canonical (UTF-16) key order.
-const PINNED_FIELDS_CANONICAL_ORDER: [&str; 7] = [
-    "annotations",
-    "description",
-    "execution",
-    "inputSchema",
-    "name",
-    "outputSchema",
-    "title",
-];
+/// The position of a [`PINNED_FIELDS`] name in canonical (UTF-16) key order.
+fn canonical_position(field: &str) -> Option<usize> {
+    Some(match field {
+        "annotations" => 0,
+        "description" => 1,
+        "execution" => 2,
+        "inputSchema" => 3,
+        "name" => 4,
+        "outputSchema" => 5,
+        "title" => 6,
+        _ => return None,
+    })
+}
 
 /// Lower-case hex SHA-256 of the canonical text (RFC 8785) of the tool's pinned form.
 pub fn digest(tool: &Value) -> String {
-    // The canonical text of `pinned_form(tool)`, written without cloning the tool.
-    let mut text = String::with_capacity(1024);
+    // The canonical text of `pinned_form(tool)`, hashed as it is written, without cloning the
+    // tool or building the text. One pass over the tool's keys (a handful) rather than a
+    // lookup per pinned field.
+    let mut pinned = [None; PINNED_FIELDS.len()];
     if let Value::Object(map) = tool {
-        let entries = PINNED_FIELDS_CANONICAL_ORDER
-            .iter()
-            .filter_map(|field| map.get_key_value(*field));
-        write_object(&mut text, entries);
-    } else {
-        text.push_str("{}");
+        for entry in map {
+            if let Some(position) = canonical_position(entry.0) {
+                pinned[position] = Some(entry);
+            }
+        }
     }
-    sha256_hex(text.as_bytes())
+    let mut hash = HashSink::default();
+    write_object(&mut hash, pinned.into_iter().flatten());
+    hash.finish_hex()
 }
 
 /// Lower-case hex SHA-256 of the canonical text of the server's `instructions` (a JSON string).
 pub fn instructions_digest(instructions: &str) -> String {
-    sha256_hex(canonical_json(&Value::String(instructions.to_owned())).as_bytes())
+    let mut hash = HashSink::default();
+    write_string(&mut hash, instructions);
+    hash.finish_hex()
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
+/// Canonical text fed to SHA-256 through a small buffer: the writer emits many pieces of a few
+/// bytes (`"`, `:`, `,`), and handing each to the hasher separately costs more than copying it.
+struct HashSink {
+    hasher: Sha256,
+    buffer: Vec<u8>,
+}
+
+/// Large enough that the hasher sees whole runs of blocks, small enough to stay in L1.
+const HASH_BUFFER: usize = 4096;
+
+impl Default for HashSink {
+    fn default() -> Self {
+        Self {
+            hasher: Sha256::new(),
+            buffer: Vec::with_capacity(HASH_BUFFER),
+        }
+    }
+}
+
+impl Sink for HashSink {
+    fn push_str(&mut self, text: &str) {
+        if self.buffer.len() + text.len() > HASH_BUFFER {
+            self.hasher.update(&self.buffer);
+            self.buffer.clear();
+        }
+        if text.len() >= HASH_BUFFER {
+            self.hasher.update(text.as_bytes());
+        } else {
+            self.buffer.extend_from_slice(text.as_bytes());
+        }
+    }
+}
+
+impl HashSink {
+    fn finish_hex(mut self) -> String {
+        self.hasher.update(&self.buffer);
+        sha256_hex(self.hasher.finalize().as_slice())
+    }
+}
+
+/// Lower-case hex of a SHA-256 output.
+fn sha256_hex(hash: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    Sha256::digest(bytes)
-        .iter()
+    hash.iter()
         .flat_map(|byte| [HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 15)]])
         .map(char::from)
         .collect()
@@ -173,10 +221,27 @@ mod tests {
     fn digest_hashes_exactly_the_canonical_pinned_form() {
         let tool = json!({"title": "T", "name": "n", "outputSchema": {}, "inputSchema": {},
             "execution": {}, "description": "d", "annotations": {}, "extra": 1});
+        let text = crate::canonical_json(&pinned_form(&tool));
+        assert_eq!(digest(&tool), sha256_hex(&Sha256::digest(text.as_bytes())));
+        // Longer than the hash buffer, with pieces on both sides of its boundary.
+        let long = json!({"name": "n", "description": "x\n".repeat(3000)});
+        let text = crate::canonical_json(&long);
+        assert!(text.len() > 2 * HASH_BUFFER);
+        assert_eq!(digest(&long), sha256_hex(&Sha256::digest(text.as_bytes())));
         assert_eq!(
-            digest(&tool),
-            sha256_hex(canonical_json(&pinned_form(&tool)).as_bytes())
+            instructions_digest("Be\tnice"),
+            sha256_hex(&Sha256::digest(br#""Be\tnice""#))
         );
+    }
+
+    #[test]
+    fn canonical_positions_follow_the_canonical_order() {
+        let mut fields = PINNED_FIELDS;
+        fields.sort_unstable();
+        for (position, field) in fields.iter().enumerate() {
+            assert_eq!(canonical_position(field), Some(position));
+        }
+        assert_eq!(canonical_position("_meta"), None);
     }
 
     #[test]

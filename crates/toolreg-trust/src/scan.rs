@@ -12,7 +12,7 @@
 //! - **Everything else warns**: a directive to the assistant, a prompt marker, a reference to
 //!   another server's tool, a lone secret or file request — shown, not held.
 
-use crate::fields::{Role, TextField, text_fields};
+use crate::fields::{Role, TextField, for_each_text_field};
 use crate::hidden::{HiddenKind, HiddenRun, Stripped, show_hidden, strip_hidden};
 use crate::rules::{
     ACCESS_VERB, ACQUIRE_VERB, CONTEXT_CONTENT, FILE_CONTENTS, FILL_VERB, HIGH_SECRET,
@@ -118,18 +118,20 @@ fn is_distinctive_name(name: &str) -> bool {
 pub fn scan_tool(tool: &Value, ctx: &ScanContext) -> Vec<Finding> {
     let own_name = tool.get("name").and_then(Value::as_str).unwrap_or("");
     let mut hits = Vec::new();
-    for field in text_fields(tool) {
-        let path = Location::Tool(&field);
+    for_each_text_field(tool, |field| {
+        let path = Location::Tool(field);
         // Hidden characters are all outside ASCII, and most tool text is ASCII: no copy then.
         let stripped = (!field.text.is_ascii()).then(|| strip_hidden(field.text));
         if let Some(stripped) = &stripped {
             hidden_hit(path, field.text, stripped, &mut hits);
         }
         if field.role == Role::Name {
-            continue;
+            return;
         }
-        let visible = stripped.as_ref().map_or(field.text, |s| s.text.as_str());
-        let text = normalise(visible);
+        let text = match &stripped {
+            Some(stripped) => normalise(&stripped.text),
+            None => without_emphasis(Cow::Borrowed(field.text)),
+        };
         let anchors = detect(&text, path, Scope::Tool, &mut hits);
         if let Some(stripped) = &stripped {
             detect_smuggled(stripped, path, Scope::Tool, &mut hits);
@@ -142,7 +144,7 @@ pub fn scan_tool(tool: &Value, ctx: &ScanContext) -> Vec<Finding> {
             parameter_smuggling(property, &text, path, &mut hits);
         }
         cross_server(&text, path, own_name, ctx, anchors.other_tools, &mut hits);
-    }
+    });
     findings(hits)
 }
 
@@ -163,7 +165,7 @@ pub fn scan_instructions(text: &str, ctx: &ScanContext) -> Vec<Finding> {
 /// Where a text is; turned into a display path only when a rule matches.
 #[derive(Clone, Copy)]
 enum Location<'a> {
-    Tool(&'a TextField<'a>),
+    Tool(&'a TextField<'a, 'a>),
     Instructions,
 }
 
@@ -276,11 +278,15 @@ fn normalise(text: &str) -> Cow<'_, str> {
     let already_nfkc = text.is_ascii()
         || unicode_normalization::is_nfkc_quick(text.chars())
             == unicode_normalization::IsNormalized::Yes;
-    let text: Cow<str> = if already_nfkc {
-        Cow::Borrowed(text)
+    if already_nfkc {
+        without_emphasis(Cow::Borrowed(text))
     } else {
-        Cow::Owned(text.nfkc().collect())
-    };
+        without_emphasis(Cow::Owned(text.nfkc().collect()))
+    }
+}
+
+/// The Markdown half of [`normalise`], alone for ASCII text (which NFKC leaves unchanged).
+fn without_emphasis(text: Cow<'_, str>) -> Cow<'_, str> {
     if text.contains('*') {
         Cow::Owned(text.replace('*', " "))
     } else {
@@ -552,6 +558,33 @@ fn cross_server(
     }
 }
 
+/// Byte classes for [`name_like_tokens`]: one table load per byte instead of a chain of
+/// comparisons (the tokenizer runs over every byte of every text).
+const WORD: u8 = 1;
+const JOINER: u8 = 2;
+const LOWER: u8 = 4;
+const UPPER: u8 = 8;
+const BYTE_CLASSES: [u8; 256] = {
+    let mut classes = [0; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        classes[byte] = if b == b'_' || b == b'-' {
+            WORD | JOINER
+        } else if b.is_ascii_lowercase() {
+            WORD | LOWER
+        } else if b.is_ascii_uppercase() {
+            WORD | UPPER
+        } else if b.is_ascii_digit() {
+            WORD
+        } else {
+            0
+        };
+        byte += 1;
+    }
+    classes
+};
+
 /// Byte ranges of the words of `text` that could be tool names (see [`is_distinctive_name`]):
 /// runs of ASCII letters, digits, `_` and `-`. A hand-written scan: it runs on every text and is
 /// several times faster than a regex tokenizer.
@@ -565,16 +598,14 @@ fn name_like_tokens(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
             // without building a slice.
             let mut joined = false;
             let mut previous = 0u8;
-            while at < bytes.len() {
-                let byte = bytes[at];
-                if byte == b'_' || byte == b'-' {
-                    joined = true;
-                } else if !byte.is_ascii_alphanumeric() {
+            while let Some(&byte) = bytes.get(at) {
+                let class = BYTE_CLASSES[usize::from(byte)];
+                if class == 0 {
                     break;
-                } else if previous.is_ascii_lowercase() && byte.is_ascii_uppercase() {
-                    joined = true;
                 }
-                previous = byte;
+                // A separator, or a lower-case letter followed by an upper-case one.
+                joined |= class & JOINER != 0 || (previous & LOWER != 0 && class & UPPER != 0);
+                previous = class;
                 at += 1;
             }
             if joined && at - start >= 5 {
