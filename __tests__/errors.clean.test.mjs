@@ -109,6 +109,21 @@ describe('no internals in error text', () => {
     expectClean(run.out.stderr, 'serve')
   }, 30_000)
 
+  it('serve --http on a port another program holds says so and what to do, exit 2, no "Unexpected error"', async () => {
+    const holder = createServer()
+    await new Promise((resolve) => holder.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = holder.address()
+      const run = await runCli(['serve', '--http', String(port), '--config', writeConfig({ mcpServers: {} })])
+      expect(run.code).toBe(2)
+      expect(run.stderr).toMatch(new RegExp(`toolreg serve cannot listen on 127\\.0\\.0\\.1:${port}: another program already uses that port\\. Pick another with --http PORT \\(--http 0 takes a free one\\)`))
+      expect(run.stderr).not.toMatch(/Unexpected error|--verbose/)
+      expectClean(run.stderr, 'serve --http on a busy port')
+    } finally {
+      await new Promise((resolve) => holder.close(resolve))
+    }
+  }, 30_000)
+
   it('auth login against a server that answers with HTML error pages says what it answered', async () => {
     const run = await runCli(['auth', 'login', 'page404', '--config', configOf(['page404'])], { env: cliEnv({ BROWSER: 'true' }) })
     expect(run.code).toBe(9)

@@ -136,6 +136,16 @@ async function serversFor(name) {
 }
 
 /** Only the server `id`, or an error saying it is skipped (and why) or naming the configured ones. */
+/** `serve --http` could not bind: what to do about it, in words (the OS's reason kept). */
+function cannotListen(error, host, port) {
+  const reason = /could not listen on \S+: (.*)$/.exec(String(error?.message))?.[1]
+  if (reason === undefined) return error
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`
+  if (/in use/i.test(reason)) return new CliError(`toolreg serve cannot listen on ${where}: another program already uses that port. Pick another with --http PORT (--http 0 takes a free one), or stop that program.`, EXIT.USAGE)
+  if (/permission|denied/i.test(reason)) return new CliError(`toolreg serve cannot listen on ${where}: ${reason}. Ports below 1024 need extra rights; pick a port from 1024 up with --http PORT.`, EXIT.USAGE)
+  return new CliError(`toolreg serve cannot listen on ${where}: ${reason}. Check --host (an address of this machine) and --http.`, EXIT.USAGE)
+}
+
 function serverNamed(id) {
   return (source) => {
     const ids = source.servers.map((s) => s.config.id)
@@ -474,6 +484,7 @@ export function createProgram({ open = openSession } = {}) {
     .addOption(callTimeoutOption('a tool call, prompt or resource request forwarded to a server'))
     .option('--state-key-file <file>', 'the secret (32 bytes or more) that signs the request state handed to 2026-07-28 clients with input-required results; give every replica behind one address the same (else TOOLREG_STATE_KEY, else one per process)')
     .option('--trust-file <file>', 'pin every server\'s tool definitions in this JSON file (a pin file you can commit; made on first use): a tool its server changes, adds later or that looks poisoned is held, not served, until approved with toolreg trust approve; without it pins are kept in memory for this run')
+    .addOption(verboseOption())
     .option('--usage-store <file>', 'learn pins from use: record each tool call (name, server, time; no arguments or results) in this JSON Lines file, and keep the tools used most recently and most often loaded (tools/list _meta anthropic/alwaysLoad) within 2,000 tokens of definitions')
     .addHelpText('after', examples('toolreg serve --model claude-sonnet-4', 'toolreg serve --http 3939 --exec', 'toolreg serve --profile cursor', 'TOOLREG_SERVE_TOKEN=secret toolreg serve --http 3939 --config ~/.cursor/mcp.json'))
     .action(async (opts) => {
@@ -522,7 +533,9 @@ export function createProgram({ open = openSession } = {}) {
           return
         }
         const token = opts.auth ? serveToken() : null
-        const port = await served.gateway.serveHttp(opts.host, opts.http, token)
+        const port = await served.gateway.serveHttp(opts.host, opts.http, token).catch((error) => {
+          throw cannotListen(error, opts.host, opts.http)
+        })
         say(`serving MCP at http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}/mcp`)
         // A token the operator set is not echoed: under systemd or a container runtime this
         // stderr goes to a log that others read. A generated one must be shown to be usable.
