@@ -231,11 +231,13 @@ describe('limits the code tries to catch end the run', () => {
     for (const code of ["throw new Error('x'.repeat(5e7))", "throw 'y'.repeat(5e7)", "throw { message: 'z'.repeat(5e7) }", "const e = new Error('a'); e.name = 'N'.repeat(5e7); throw e"]) {
       const { output } = await timed(code, { limits: { memoryLimitBytes: 256 * MiB } })
       expect(output.errorCode).toBe('TOOLREG_EXEC_UNCAUGHT')
-      expect(output.error.length).toBeLessThan(3 * 16 * 1024)
+      // The whole sentence, name, message and code together, within 16 KiB (maxResultBytes when lower).
+      expect(Buffer.byteLength(output.error)).toBeLessThanOrEqual(16 * 1024)
       expect(output.error).toContain('…(cut)')
     }
     const { output } = await timed("throw new Error('x'.repeat(500))", { limits: { maxResultBytes: 100 } })
-    expect(output.error).toBe(`uncaught Error: ${'x'.repeat(100)} …(cut)`)
+    expect(output.error).toBe(`uncaught Error: ${'x'.repeat(75)} …(cut)`)
+    expect(Buffer.byteLength(output.error)).toBe(100)
   }, 30_000)
 
   it('logs a lone surrogate as a replacement character instead of failing', async () => {

@@ -154,6 +154,16 @@ const cases = [
   ['100k console lines', "for (let i = 0; i < 100000; i++) console.log('line', i)", {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxConsoleOutputBytes exceeded (65536): the code logged too much' })],
   ['catching the console limit', "try { for (;;) console.log('0123456789') } catch (e) { return 'caught' }", {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxConsoleOutputBytes exceeded (65536): the code logged too much' })],
   ['2 MiB result', "return 'x'.repeat(2 * 2 ** 20)", {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxResultBytes exceeded (1048576): the result is more than 1048576 bytes of JSON' })],
+  // The error text is bounded as a whole: name, message and code share maxResultBytes (16 KiB at most).
+  ['an error whose name, message and code are each huge', "const e = new Error('m'.repeat(1e5)); e.name = 'N'.repeat(1e5); e.code = 'C'.repeat(1e5); throw e", { limits: { maxResultBytes: 1000 } }, (output) => {
+    expect(output.errorCode).toBe('TOOLREG_EXEC_UNCAUGHT')
+    expect(Buffer.byteLength(output.error)).toBeLessThanOrEqual(1000)
+    expect(output.error).toMatch(/^uncaught N+ …\(cut\) \[C+ …\(cut\)\]: m+ …\(cut\)$/)
+  }],
+  ['a huge multi-byte error message at the default limit', "throw new Error('€'.repeat(1e5))", {}, (output) => {
+    expect(Buffer.byteLength(output.error)).toBeLessThanOrEqual(16 * 1024)
+    expect(output.error).toMatch(/^uncaught Error: €+ …\(cut\)$/)
+  }],
   ['10k tool calls at the default limit', 'for (let i = 0; i < 10000; i++) await tools.echo({ value: i })', {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxBridgeRequests exceeded (256): too many tool calls in one run' })],
   ['1,000 concurrent calls at the default limit', 'await parallel(Array.from({ length: 1000 }, (_, i) => tools.echo({ value: i })))', {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxInFlightBridgeRequests exceeded (32): too many tool calls awaiting an answer at once' })],
   ['oversized params', "await tools.echo({ value: 'x'.repeat(2 ** 20) })", {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxToolInputBytes exceeded (1048576): params of echo are more than 1048576 bytes of JSON' })],

@@ -5,13 +5,39 @@ use thiserror::Error;
 use super::Limit;
 
 /// An exception the code threw and did not catch.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Thrown {
     /// `Error`, `TypeError`, … or empty when a non-Error value was thrown.
     pub name: String,
     pub message: String,
     /// The `code` property of the thrown error, when it has one (tool errors do).
     pub code: Option<String>,
+}
+
+impl Thrown {
+    /// The thrown error with its parts cut so that, written out, it takes at most `max` bytes:
+    /// name and code (identifiers) get at most an eighth each, the message the rest.
+    pub(super) fn within(
+        name: String,
+        message: String,
+        code: Option<String>,
+        max: usize,
+    ) -> Thrown {
+        let name = super::run::cut_text(name, max / 8);
+        let code = code.map(|code| super::run::cut_text(code, max / 8));
+        // ` [` + `]: ` around the code, `: ` after the name.
+        let framing = if name.is_empty() {
+            0
+        } else {
+            name.len() + code.as_ref().map_or(2, |c| c.len() + 5)
+        };
+        let message = super::run::cut_text(message, max.saturating_sub(framing));
+        Thrown {
+            name,
+            message,
+            code,
+        }
+    }
 }
 
 impl std::fmt::Display for Thrown {
@@ -86,6 +112,35 @@ impl ExecError {
         match self {
             ExecError::LimitExceeded { limit, .. } => Some(*limit),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The error a run reports fits its budget whatever the code threw: name, message and code
+    /// share it (each cut alone once let an error reach three times the limit).
+    #[test]
+    fn an_uncaught_error_fits_its_budget() {
+        let long = |unit: &str| unit.repeat(5_000);
+        for max in [0usize, 1, 7, 16, 64, 100, 1_000, 16_384] {
+            for (name, message, code) in [
+                (long("N"), long("m"), Some(long("C"))),
+                (String::new(), long("é"), None),
+                ("TypeError".to_owned(), long("€"), Some("E_TOOL".to_owned())),
+                (long("名"), "short".to_owned(), None),
+            ] {
+                let framing = ExecError::Uncaught(Thrown::default()).to_string().len();
+                let thrown = Thrown::within(name, message, code, max.saturating_sub(framing));
+                let text = ExecError::Uncaught(thrown).to_string();
+                assert!(
+                    text.len() <= max.max(framing),
+                    "{} bytes > {max}",
+                    text.len()
+                );
+            }
         }
     }
 }

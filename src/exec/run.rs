@@ -590,7 +590,12 @@ impl Driver<'_> {
             Err(e) => return (Err(broken(e.0)), false),
         };
         let max_text = usize::try_from(max_error_bytes(&self.limits)).unwrap_or(usize::MAX);
-        let cut = |text: String| cut_text(text, max_text);
+        // The error's whole sentence fits `max_text`: the code's text gets what the sentence
+        // around it leaves (measured by writing the sentence around an empty text).
+        let within = |make: &dyn Fn(String) -> ExecError, text: String| {
+            let framing = make(String::new()).to_string().len();
+            make(cut_text(text, max_text.saturating_sub(framing)))
+        };
         let result = match end {
             RunEnd::Returned { json: Some(json) }
                 if json.len() as u64 > self.limits.max_result_bytes =>
@@ -606,22 +611,24 @@ impl Driver<'_> {
                     bytes.saturating_sub(1)
                 ),
             )),
-            RunEnd::Syntax { message } => Err(ExecError::Syntax(cut(message))),
+            RunEnd::Syntax { message } => Err(within(&ExecError::Syntax, message)),
             RunEnd::Uncaught {
                 name,
                 message,
                 code,
-            } => Err(ExecError::Uncaught(Thrown {
-                name: cut(name),
-                message: cut(message),
-                code: code.map(cut),
-            })),
-            RunEnd::PendingCalls { count, names } => Err(ExecError::PendingToolCalls {
-                count,
-                names: cut(names),
-            }),
+            } => {
+                let framing = ExecError::Uncaught(Thrown::default()).to_string().len();
+                let budget = max_text.saturating_sub(framing);
+                Err(ExecError::Uncaught(Thrown::within(
+                    name, message, code, budget,
+                )))
+            }
+            RunEnd::PendingCalls { count, names } => Err(within(
+                &|names| ExecError::PendingToolCalls { count, names },
+                names,
+            )),
             RunEnd::Unsettled => Err(ExecError::Unsettled),
-            RunEnd::ResultNotJson { message } => Err(ExecError::ResultNotJson(cut(message))),
+            RunEnd::ResultNotJson { message } => Err(within(&ExecError::ResultNotJson, message)),
             RunEnd::Stopped => Err(broken("it stopped without being asked")),
             RunEnd::MemoryLimit => {
                 let value = self.limits.memory_limit_bytes;
@@ -633,7 +640,7 @@ impl Driver<'_> {
             RunEnd::StackLimit => {
                 Err(self.exceeded(Limit::StackSize, "the code recursed too deep"))
             }
-            RunEnd::Engine { message } => Err(ExecError::Engine(cut(message))),
+            RunEnd::Engine { message } => Err(within(&ExecError::Engine, message)),
         };
         (result, true)
     }
@@ -666,18 +673,27 @@ fn broken(what: &str) -> ExecError {
 }
 
 /// `text` cut to at most `max` bytes on a character boundary, marked when cut.
-fn cut_text(mut text: String, max: usize) -> String {
+/// `text` in at most `max` bytes, the marker of the cut included (whole characters only).
+pub(super) fn cut_text(mut text: String, max: usize) -> String {
     if text.len() <= max {
         return text;
     }
-    let mut end = max;
+    let marker = if max > CUT_MARKER.len() {
+        CUT_MARKER
+    } else {
+        ""
+    };
+    let mut end = max - marker.len();
     while !text.is_char_boundary(end) {
         end -= 1;
     }
     text.truncate(end);
-    text.push_str(" …(cut)");
+    text.push_str(marker);
     text
 }
+
+/// What ends a cut text: says it was cut, and counts against the same budget.
+const CUT_MARKER: &str = " …(cut)";
 
 /// The path of the first forbidden key in `value`, like `params.a[0].__proto__`.
 fn forbidden_key(value: &Value, path: &mut String) -> Option<String> {
@@ -730,6 +746,13 @@ mod tests {
     #[test]
     fn cut_text_keeps_characters_whole() {
         assert_eq!(cut_text("abc".into(), 3), "abc");
-        assert_eq!(cut_text("aé".into(), 2), "a …(cut)");
+        assert_eq!(cut_text("aé".into(), 2), "a");
+        assert_eq!(cut_text("aé".repeat(20), 12), "aé …(cut)");
+        // Whatever the text and the budget, the cut text fits it.
+        for max in 0..40 {
+            for text in ["é".repeat(30), "x".repeat(50), "a€b".repeat(9)] {
+                assert!(cut_text(text, max).len() <= max);
+            }
+        }
     }
 }
