@@ -154,6 +154,12 @@ const cases = [
   ['100k console lines', "for (let i = 0; i < 100000; i++) console.log('line', i)", {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxConsoleOutputBytes exceeded (65536): the code logged too much' })],
   ['catching the console limit', "try { for (;;) console.log('0123456789') } catch (e) { return 'caught' }", {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxConsoleOutputBytes exceeded (65536): the code logged too much' })],
   ['2 MiB result', "return 'x'.repeat(2 * 2 ** 20)", {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxResultBytes exceeded (1048576): the result is more than 1048576 bytes of JSON' })],
+  // A raw NUL character in the source: the engine reads C strings, so the addon writes it as \u0000.
+  ['a raw NUL inside a string literal', "return ['a\u0000b'.length, `x\u0000`.charCodeAt(1), /\u0000/.test('\u0000')]", {}, returns([3, 0, true])],
+  ['a raw NUL outside any literal', 'return 1 \u0000', {}, (output) => {
+    expect(output.errorCode).toBe('TOOLREG_EXEC_SYNTAX')
+    expect(output.error).toMatch(/^the code does not parse: /)
+  }],
   // The error text is bounded as a whole: name, message and code share maxResultBytes (16 KiB at most).
   ['an error whose name, message and code are each huge', "const e = new Error('m'.repeat(1e5)); e.name = 'N'.repeat(1e5); e.code = 'C'.repeat(1e5); throw e", { limits: { maxResultBytes: 1000 } }, (output) => {
     expect(output.errorCode).toBe('TOOLREG_EXEC_UNCAUGHT')

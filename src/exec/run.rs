@@ -197,7 +197,7 @@ pub(crate) fn drive(
 ) -> Ended {
     let limits = job.limits;
     let request = RunRequest {
-        code: job.code,
+        code: without_raw_nul(job.code),
         tool_names: job.tool_names.clone(),
         tool_aliases: job.tool_aliases,
         memory_limit_bytes: limits.memory_limit_bytes,
@@ -673,6 +673,18 @@ fn broken(what: &str) -> ExecError {
 }
 
 /// `text` cut to at most `max` bytes on a character boundary, marked when cut.
+/// The code with each raw U+0000 written as the escape `\u0000`: the engine reads its source as
+/// a C string, where a raw NUL would end it. Inside string, template and regular-expression
+/// literals the escape means the same character (only `String.raw` sees the escape); anywhere
+/// else both are a syntax error, which the run reports in words.
+fn without_raw_nul(code: String) -> String {
+    if code.contains('\0') {
+        code.replace('\0', "\\u0000")
+    } else {
+        code
+    }
+}
+
 /// `text` in at most `max` bytes, the marker of the cut included (whole characters only).
 pub(super) fn cut_text(mut text: String, max: usize) -> String {
     if text.len() <= max {
