@@ -152,6 +152,14 @@ const cases = [
 
   // Limits on sizes and counts.
   ['100k console lines', "for (let i = 0; i < 100000; i++) console.log('line', i)", {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxConsoleOutputBytes exceeded (65536): the code logged too much' })],
+  // Each line costs what it adds to the logs the host receives (prefix, quotes, escapes, separator).
+  ['65,536 empty warnings inside 64 KiB', "for (let i = 0; i < 65536; i++) console.warn('')", {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxConsoleOutputBytes exceeded (65536): the code logged too much' })],
+  ['a line of control characters, six bytes each once escaped', "console.log('\\u0001'.repeat(20000))", {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxConsoleOutputBytes exceeded (65536): the code logged too much' })],
+  ['logs that fit arrive within the limit as the host holds them', "for (let i = 0; i < 3000; i++) console.error('e' + i); return 'done'", {}, (output) => {
+    expect(output.result).toBe('done')
+    expect(output.logs[0]).toBe('[error] e0')
+    expect(Buffer.byteLength(JSON.stringify(output.logs))).toBeLessThanOrEqual(65536 + 1)
+  }],
   ['catching the console limit', "try { for (;;) console.log('0123456789') } catch (e) { return 'caught' }", {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxConsoleOutputBytes exceeded (65536): the code logged too much' })],
   ['2 MiB result', "return 'x'.repeat(2 * 2 ** 20)", {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxResultBytes exceeded (1048576): the result is more than 1048576 bytes of JSON' })],
   // A raw NUL character in the source: the engine reads C strings, so the addon writes it as \u0000.

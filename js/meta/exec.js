@@ -263,7 +263,7 @@ function createToolExecTool(registry, options = {}) {
     }
     if (media.length > 0 && outerId !== undefined) mediaByCall.set(outerId, media)
     const output = { result: outcome.resultJson === undefined || outcome.resultJson === null ? undefined : JSON.parse(outcome.resultJson) }
-    if (outcome.logs.length > 0) output.logs = outcome.logs.map(({ level, message }) => (level === 'log' ? message : `[${level}] ${message}`))
+    if (outcome.logs.length > 0) output.logs = outcome.logs.map((line) => line.entry)
     if (outcome.errorCode) {
       output.error = outcome.errorMessage
       output.errorCode = outcome.errorCode

@@ -297,6 +297,8 @@ impl NativeExecPool {
 pub struct ExecLogLine {
     pub level: String,
     pub message: String,
+    /// The line as the run's `logs` show it (`[level] ` before all but `console.log`'s).
+    pub entry: String,
 }
 
 #[napi(object)]
@@ -316,6 +318,7 @@ impl From<ExecOutcome> for ExecRunOutcome {
             .into_iter()
             .map(|line| ExecLogLine {
                 level: line.level.name().to_owned(),
+                entry: line.entry(),
                 message: line.message,
             })
             .collect();

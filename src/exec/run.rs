@@ -81,6 +81,24 @@ pub struct LogLine {
     pub message: String,
 }
 
+impl LogLine {
+    /// The line as the host gets it: the message, after `[level] ` unless it was `console.log`.
+    pub fn entry(&self) -> String {
+        match self.level {
+            LogLevel::Log => self.message.clone(),
+            level => format!("[{}] {}", level.name(), self.message),
+        }
+    }
+
+    /// What the line costs against `maxConsoleOutputBytes`: its entry written as a JSON string
+    /// (quotes and escapes included) and a separator, as the logs array reaches the host, so the
+    /// limit bounds what the host holds, however many empty or escaped lines the code writes.
+    fn cost(&self) -> u64 {
+        let json = serde_json::to_string(&self.entry()).map_or(usize::MAX, |json| json.len());
+        json as u64 + 1
+    }
+}
+
 /// How a run ended.
 #[derive(Debug)]
 pub struct ExecOutcome {
@@ -456,15 +474,15 @@ impl Driver<'_> {
         let [level, cut, message @ ..] = payload else {
             return self.stop(broken("a short console frame"));
         };
-        let level = *level;
-        self.log_bytes += message.len() as u64 + 1;
+        let line = LogLine {
+            level: LogLevel::from_wire(*level),
+            message: String::from_utf8_lossy(message).into_owned(),
+        };
+        self.log_bytes = self.log_bytes.saturating_add(line.cost());
         if *cut != 0 || self.log_bytes > self.limits.max_console_output_bytes {
             return self.stop(self.exceeded(Limit::ConsoleOutput, "the code logged too much"));
         }
-        self.logs.push(LogLine {
-            level: LogLevel::from_wire(level),
-            message: String::from_utf8_lossy(message).into_owned(),
-        });
+        self.logs.push(line);
     }
 
     fn on_call(&mut self, payload: &[u8]) -> Result<(), protocol::Malformed> {
