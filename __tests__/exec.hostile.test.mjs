@@ -178,6 +178,13 @@ const cases = [
     expect(Buffer.byteLength(output.error)).toBeLessThanOrEqual(16 * 1024)
     expect(output.error).toMatch(/^uncaught Error: €+ …\(cut\)$/)
   }],
+  // Results nest at most as deep as params: deeper, JSON.stringify and the providers' request builders fail later.
+  ['a result 15,000 levels deep', 'let v = 1; for (let i = 0; i < 15000; i++) v = [v]; return v', {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxResultDepth exceeded (128): the result nests more than 128 levels deep; return flatter data' })],
+  ['a result 129 objects deep', 'let v = {}; for (let i = 0; i < 129; i++) v = { v }; return v', {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxResultDepth exceeded (128): the result nests more than 128 levels deep; return flatter data' })],
+  ['a result 128 levels deep, with brackets in its strings', "let v = '[[[{{{'; for (let i = 0; i < 128; i++) v = [v]; return JSON.stringify(v).length > 0 && v", {}, (output) => {
+    expect(output.isError).toBeUndefined()
+    expect(JSON.stringify(output.result).startsWith('[[[')).toBe(true)
+  }],
   ['10k tool calls at the default limit', 'for (let i = 0; i < 10000; i++) await tools.echo({ value: i })', {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxBridgeRequests exceeded (256): too many tool calls in one run' })],
   ['1,000 concurrent calls at the default limit', 'await parallel(Array.from({ length: 1000 }, (_, i) => tools.echo({ value: i })))', {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxInFlightBridgeRequests exceeded (32): too many tool calls awaiting an answer at once' })],
   ['oversized params', "await tools.echo({ value: 'x'.repeat(2 ** 20) })", {}, failed({ errorCode: 'TOOLREG_EXEC_LIMIT', error: 'maxToolInputBytes exceeded (1048576): params of echo are more than 1048576 bytes of JSON' })],

@@ -10,7 +10,12 @@ pub const MAX_STACK_SIZE_BYTES: u64 = 8 * 1024 * 1024;
 /// Smallest `memoryLimitBytes`: below this the prelude and a small script cannot even run.
 pub const MIN_MEMORY_LIMIT_BYTES: u64 = 1024 * 1024;
 
-/// One configurable limit; its `name` is the option key callers use.
+/// How deep a result may nest: as deep as params may (serde_json's recursion limit), well
+/// within what `JSON.stringify` and the AI SDK's provider request builders take (V8 throws past
+/// a few thousand levels). Fixed, not an option.
+pub const MAX_RESULT_DEPTH: u64 = 128;
+
+/// One limit; its `name` is the option key callers use (`maxResultDepth` is fixed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
     Timeout,
@@ -18,6 +23,7 @@ pub enum Limit {
     StackSize,
     Source,
     Result,
+    ResultDepth,
     ConsoleOutput,
     ToolInput,
     ToolOutput,
@@ -35,6 +41,7 @@ impl Limit {
             Limit::StackSize => "maxStackSizeBytes",
             Limit::Source => "maxSourceBytes",
             Limit::Result => "maxResultBytes",
+            Limit::ResultDepth => "maxResultDepth",
             Limit::ConsoleOutput => "maxConsoleOutputBytes",
             Limit::ToolInput => "maxToolInputBytes",
             Limit::ToolOutput => "maxToolOutputBytes",
@@ -111,6 +118,7 @@ impl ExecLimits {
             Limit::StackSize => self.max_stack_size_bytes,
             Limit::Source => self.max_source_bytes,
             Limit::Result => self.max_result_bytes,
+            Limit::ResultDepth => MAX_RESULT_DEPTH,
             Limit::ConsoleOutput => self.max_console_output_bytes,
             Limit::ToolInput => self.max_tool_input_bytes,
             Limit::ToolOutput => self.max_tool_output_bytes,

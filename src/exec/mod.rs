@@ -23,7 +23,9 @@ mod spawn;
 
 pub use bridge::{ApprovalWait, Bridge, BridgeError, BridgeRequest, Responder};
 pub use error::{ExecError, Thrown};
-pub use limits::{ExecLimits, Limit, MAX_STACK_SIZE_BYTES, MIN_MEMORY_LIMIT_BYTES};
+pub use limits::{
+    ExecLimits, Limit, MAX_RESULT_DEPTH, MAX_STACK_SIZE_BYTES, MIN_MEMORY_LIMIT_BYTES,
+};
 pub use pool::{ExecPool, RunHandle};
 pub use run::{ExecJob, ExecOutcome, LogLevel, LogLine, STOP_GRACE};
 

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::bridge::{Bridge, BridgeError, BridgeRequest, Event, Responder};
 use super::process::Sandbox;
 use super::protocol::{self, Fields, RunEnd, RunRequest};
-use super::{ExecError, ExecLimits, Limit, Thrown};
+use super::{ExecError, ExecLimits, Limit, MAX_RESULT_DEPTH, Thrown};
 
 /// How long a process asked to stop may take to answer before it is killed. (The engine is
 /// pre-empted within microseconds; this covers a process that is not scheduled.)
@@ -621,6 +621,12 @@ impl Driver<'_> {
                 let detail = format!("the result is {} bytes of JSON", json.len());
                 Err(self.exceeded(Limit::Result, detail))
             }
+            RunEnd::Returned { json: Some(json) } if json_depth(&json) > MAX_RESULT_DEPTH => {
+                let detail = format!(
+                    "the result nests more than {MAX_RESULT_DEPTH} levels deep; return flatter data"
+                );
+                Err(self.exceeded(Limit::ResultDepth, detail))
+            }
             RunEnd::Returned { json } => Ok(json),
             RunEnd::ResultTooLarge { bytes } => Err(self.exceeded(
                 Limit::Result,
@@ -725,6 +731,33 @@ pub(super) fn cut_text(mut text: String, max: usize) -> String {
 /// What ends a cut text: says it was cut, and counts against the same budget.
 const CUT_MARKER: &str = " …(cut)";
 
+/// How deep a JSON text nests (`[]` and `{}` count one level each; brackets inside strings do
+/// not), read in one pass over the bytes without building the value.
+fn json_depth(json: &str) -> u64 {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0u64, 0u64, false, false);
+    for byte in json.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// The path of the first forbidden key in `value`, like `params.a[0].__proto__`.
 fn forbidden_key(value: &Value, path: &mut String) -> Option<String> {
     let len = path.len();
@@ -752,6 +785,15 @@ fn forbidden_key(value: &Value, path: &mut String) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_depth_counts_brackets_outside_strings() {
+        assert_eq!(json_depth("1"), 0);
+        assert_eq!(json_depth(r#"{"a":[1,{"b":"[[[{{"}]}"#), 3);
+        assert_eq!(json_depth(r#"["\"[", [[]]]"#), 3);
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        assert_eq!(json_depth(&deep), 200);
+    }
 
     #[test]
     fn forbidden_keys_are_found_with_their_path() {
