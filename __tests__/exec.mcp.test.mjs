@@ -89,6 +89,16 @@ describe('tool_exec calls MCP tools through the hub in Rust', () => {
     expect(modelOutput.value[1].mediaType).toBe('image/png')
   })
 
+  it('takes a tool by the name a gateway lists it under (its own, when one server has it) and by server/tool', async () => {
+    const { registry, ids } = await setUp('names', ['echo', 'add'])
+    const execTool = createToolExecTool(registry, { allowedNames: Object.values(ids) })
+    const code = `return [(await tools.invoke('echo', { text: 'own' })).content[0].text, (await tools['names/add']({ a: 1, b: 2 })).structuredContent.sum]`
+    const output = await execTool.execute({ code }, { toolCallId: 'names' })
+    expect(output.result).toEqual(['own', 3])
+    const typo = await execTool.execute({ code: "return await tools.invoke('ehco', { text: 'x' })" }, { toolCallId: 'typo' })
+    expect(typo.error).toMatch(/Did you mean echo\?/)
+  })
+
   it('never lets an approval-gated MCP tool skip the approval', async () => {
     const { registry, ids } = await setUp('gated', ['echo'], { needsApproval: true })
     const code = `try { return (await ${call(ids.echo, { text: 'ran' })}).content[0].text } catch (e) { return [e.code, e.message] }`

@@ -101,16 +101,18 @@ function directRoutes(registryNative, entries) {
 }
 
 /**
- * `server/tool` names for the MCP tools among `entries` (as the CLI names them), flattened as
- * [alias, name, …]; an alias two tools would share, or that is another tool's name, is left out.
+ * Other names for the MCP tools among `entries`, flattened as [alias, name, …]: `server/tool`
+ * (as the CLI names them) and the tool's own name (as `toolreg serve` lists a tool only one
+ * server has); an alias two tools would share, or that is another tool's name, is left out.
  */
 function serverToolAliases(entries) {
   const names = new Set(entries.map((entry) => entry.name))
   const byAlias = new Map()
   for (const entry of entries) {
     if (!entry.mcp) continue
-    const alias = `${entry.mcp.serverId}/${entry.mcp.toolName}`
-    byAlias.set(alias, byAlias.has(alias) || names.has(alias) ? null : entry.name)
+    for (const alias of [`${entry.mcp.serverId}/${entry.mcp.toolName}`, entry.mcp.toolName]) {
+      byAlias.set(alias, byAlias.has(alias) || names.has(alias) ? null : entry.name)
+    }
   }
   return [...byAlias].filter(([, name]) => name !== null).flat()
 }
