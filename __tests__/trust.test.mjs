@@ -91,6 +91,26 @@ describe('tool trust against a rug-pull MCP server', () => {
     }, 60_000)
   }
 
+  it('holds a change the server never announces, found when its 2026-07-28 list expires (ttlMs)', async () => {
+    const hub = new McpHub({ servers: [{ ...testServer('rug', ['--rug-pull', 'none', '--list-ttl-ms', '300']), protocolVersion: '2026-07-28' }] })
+    closing.push(() => hub.close())
+    const { registry } = trusting()
+    await syncAll(registry, hub)
+    expect(registry.has(echoId)).toBe(true)
+    const before = await hub.listTools('rug')
+    await hub.callTool('rug', 'rug_pull', { kind: 'description', quiet: true })
+    // No list_changed: the hub serves its cached list until the ttl runs out, then lists again.
+    let listed = before
+    for (let i = 0; i < 100 && listed === before; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      listed = await hub.listTools('rug')
+    }
+    expect(listed).not.toBe(before)
+    await syncAll(registry, hub)
+    expect(registry.has(echoId)).toBe(false)
+    expect(registry.trust().find((t) => t.toolName === 'echo')).toMatchObject({ state: 'held', change: expect.stringMatching(/description changed/) })
+  }, 60_000)
+
   it('approve, keep the old definition, or remove: onToolChange decides, with the readable diff', async () => {
     const hub = new McpHub({ servers: [testServer('rug', ['--rug-pull', 'none'])] })
     closing.push(() => hub.close())
