@@ -24,6 +24,24 @@ describe('applyDeferExposition', () => {
     expect(result.systemPrompt).toBeUndefined()
   })
 
+  it('hands the same set out again while the tools and the registry are unchanged; tool_exec goes into a copy', async () => {
+    const { registry, tools } = setup([entry('a'), entry('b')])
+    const first = await applyDeferExposition(tools, registry, 128_000)
+    expect((await applyDeferExposition(tools, registry, 128_000)).tools).toBe(first.tools)
+    const withExec = await applyDeferExposition(tools, registry, 128_000, { exec: true })
+    expect(withExec.tools[MetaToolName.Exec]).toBeDefined()
+    expect(first.tools[MetaToolName.Exec]).toBeUndefined()
+    // A registration since (even of another tool) makes a fresh set.
+    registry.register(entry('c'))
+    const after = await applyDeferExposition(tools, registry, 128_000)
+    expect(after.tools).not.toBe(first.tools)
+    expectHandedOut(expect, after.tools.a, tools.a)
+    // A tool the host swapped under the same name is handed out, not the old one.
+    const swapped = { ...tools.a, description: 'swapped' }
+    tools.a = swapped
+    expect((await applyDeferExposition(tools, registry, 128_000)).tools.a.description).toBe('swapped')
+  })
+
   it('passes undefined and {} through', async () => {
     const { registry } = quietRegistry()
     expect((await applyDeferExposition(undefined, registry, 1000)).tools).toBeUndefined()

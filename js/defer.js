@@ -386,8 +386,9 @@ async function applyDeferExposition(tools, registry, contextWindow, opts = {}) {
   const { warnings } = chosen
   const usage = registry.learnsPins ? usageOf(opts) : undefined
   if (!plan.deferred) {
-    const inline = guarded(tools, registry, usage)
-    if (opts.exec) withExecTool(inline, registry, createLookup(registry, planNames), opts, usage)
+    // The handed-out set is shared by requests with the same tools: tool_exec goes into a copy.
+    const handed = guarded(tools, registry, usage)
+    const inline = opts.exec ? withExecTool({ ...handed }, registry, createLookup(registry, planNames), opts, usage) : handed
     const safe = target ? await providerSafe(inline, Object.keys(inline), target) : inline
     return { tools: safe, deferredEntries: [], systemPrompt: undefined, decision, strategy: 'inline', warnings, pinned: [] }
   }
@@ -513,7 +514,8 @@ async function pinsOf(registry, conversation, opts, warnings) {
  * recorded; with `loadedOnly`, those deferred tools refuse a call no search loaded (guard.js).
  */
 function guarded(tools, registry, usage, loadedOnly) {
-  return guardedTools(tools, registry, { native: registry[internals].native, usage, loadedOnly, isMetaTool })
+  const view = registry[internals]
+  return guardedTools(tools, registry, { native: view.native, usage, loadedOnly, isMetaTool, generation: view.generation })
 }
 
 /** The exposition of a strategy other than meta-tools. */

@@ -90,11 +90,20 @@ const handedOut = new WeakMap()
  * a strategy whose provider loads definitions on a search), a call of a deferred tool that no
  * `tool_search` result in the call's messages found is refused before it runs.
  */
-function guardedTools(tools, registry, { native, usage, loadedOnly, isMetaTool }) {
+function guardedTools(tools, registry, { native, usage, loadedOnly, isMetaTool, generation }) {
   const usageKey = usage ? `${usage.userId ?? ''}\0${usage.assistantId ?? ''}` : undefined
+  const names = Object.keys(tools)
+  // Requests pass the same ToolSet again and again: the same set comes back while its tools,
+  // the registry and the way of handing out are unchanged (a pointer compare per tool).
+  const known = handedOutSets.get(tools)
+  if (known && known.usageKey === usageKey && known.loadedOnly === loadedOnly && known.generation === generation && known.native === native && sameTools(known, names, tools)) {
+    return known.out
+  }
   const out = {}
-  for (const name of Object.keys(tools)) {
-    const tool = tools[name]
+  const values = new Array(names.length)
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]
+    const tool = (values[i] = tools[name])
     if (isMetaTool(name) || tool === null || typeof tool !== 'object' || !registry.has(name)) {
       out[name] = tool
       continue
@@ -110,7 +119,17 @@ function guardedTools(tools, registry, { native, usage, loadedOnly, isMetaTool }
     }
     out[name] = wrapped
   }
+  handedOutSets.set(tools, { names, values, usageKey, loadedOnly, generation, native, out })
   return out
+}
+
+/** ToolSet → the last set handed out for it (`guardedTools`). */
+const handedOutSets = new WeakMap()
+
+function sameTools(known, names, tools) {
+  if (known.names.length !== names.length) return false
+  for (let i = 0; i < names.length; i++) if (known.names[i] !== names[i] || known.values[i] !== tools[names[i]]) return false
+  return true
 }
 
 const NATIVE = Symbol('toolreg.guardedFor')
