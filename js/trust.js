@@ -165,7 +165,6 @@ class ToolTrust {
     for (const [wireId, sentence] of this.#held) if (sentence.serverId === server.id) this.#held.delete(wireId)
     const admitted = []
     const held = []
-    const now = Date.now()
     for (const [index, tool] of review.tools.entries()) {
       const decided = outcome.get(tool.name)
       const wireId = wireIdOf(tool.name)
@@ -199,7 +198,7 @@ class ToolTrust {
       await this.#save(data)
     }
     for (const [name, entry] of status) if (entry.findings.some((f) => f.level === 'warn') && entry.state !== 'held') this.#warnOnce(server, name, entry)
-    this.#status.set(server.id, { server, identity, tools: status, at: now })
+    this.#status.set(server.id, { server, identity, tools: status })
     const forms = new Map(review.tools.map((tool) => [tool.name, { digest: tool.digest, form: tool.form }]))
     const result = { tools: admitted, held }
     this.#reviewed.set(server.id, { tools, generation: this.#generation, result, forms })
