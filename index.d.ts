@@ -105,7 +105,12 @@ export declare class ToolRegistry {
   pins(who?: { userId?: string; assistantId?: string; now?: number; encoding?: string }): Promise<Pin[]>
   /** The trust of every MCP tool synced so far (empty with `trust: false`). */
   trust(): ToolTrustStatus[]
-  /** Approves what is held of `ref` (`serverId` or `serverId/toolName`); the next sync registers it. Resolves to the tool names approved. */
+  /**
+   * Each synced server's `instructions` as tool trust admits them (pinned and held like a tool's
+   * definition; `text` is null while held). Empty with `trust: false` or a host without `instructions()`.
+   */
+  serverInstructions(): ServerInstructionsStatus[]
+  /** Approves what is held of `ref` (`serverId` or `serverId/toolName`; a server's approval covers its instructions); the next sync registers it. Resolves to the tool names approved (`(instructions)` for the instructions). */
   approveTool(ref: string): Promise<string[]>
   /** Forgets the pins of `ref`: a server's next listing is its first again; a tool's is new (held). */
   resetTrust(ref: string): Promise<string[]>
@@ -142,14 +147,30 @@ export interface ToolTrustStatus {
   hiddenCharactersRemoved?: number
 }
 
+/** A server's `instructions` under tool trust. */
+export interface ServerInstructionsStatus {
+  serverId: string
+  /** `held` until approved (a change, or a blocking finding on first sight); `kept-old`: the pinned text is shown. */
+  state: 'pinned' | 'held' | 'kept-old'
+  /** What may reach a model (hidden Unicode stripped); null while held or when the server sent none. */
+  text: string | null
+  pinnedAt?: string
+  source?: 'first-use' | 'approved'
+  findings: ToolTrustFinding[]
+  /** What changed since the pin, in one sentence. */
+  change?: string
+  hiddenCharactersRemoved?: number
+}
+
 /** A change `onToolChange` decides on. */
 export interface ToolChange {
   serverId: string
   serverName: string
   /** The server's identity in the config (command line or URL) its pins are kept under. */
   identity: string
-  toolName: string
-  kind: 'added' | 'changed' | 'renamed'
+  /** null for the server's instructions. */
+  toolName: string | null
+  kind: 'added' | 'changed' | 'renamed' | 'instructions'
   /** A renamed tool's pinned name. */
   from?: string
   /** The readable diff, one sentence. */
@@ -157,9 +178,9 @@ export interface ToolChange {
   /** The changed locations (JSON pointers) with their pinned and listed values. */
   fields: Array<{ pointer: string; before: unknown; after: unknown }>
   findings: ToolTrustFinding[]
-  /** The pinned form before (absent for a new tool) and the listed one. */
-  before?: object
-  after: object
+  /** The pinned form before (absent for a new tool) and the listed one; the texts for instructions. */
+  before?: object | string | null
+  after: object | string | null
 }
 
 /** The module-level registry; tools register at import time. */
@@ -578,6 +599,8 @@ export interface McpServerStatus {
 export interface McpToolHost {
   readonly servers: ReadonlyArray<{ id: string; name?: string }> | (() => ReadonlyArray<{ id: string; name?: string }>)
   listTools(serverId: string, opts?: { timeoutMs?: number }): Promise<McpCatalogTool[]>
+  /** The server's `instructions` (null: none), reviewed by tool trust; without it instructions are not reviewed. */
+  instructions?(serverId: string): string | null
   /** `onProgress` is passed when the sync was given one (`McpSyncOptions.onProgress`). */
   callTool(serverId: string, name: string, args: Record<string, unknown>, opts?: { timeoutMs?: number; signal?: AbortSignal; onProgress?: (progress: { progress: number; total?: number; message?: string }) => void }): Promise<McpCallToolResult>
   /** The ids of the servers that may own these tool ids, decided without listing. */
@@ -670,6 +693,8 @@ export declare class McpHub implements McpToolHost {
   removeServer(id: string): Promise<boolean>
   readonly servers: Array<{ id: string; name: string; transport: string }>
   listTools(serverId: string, opts?: { timeoutMs?: number }): Promise<McpTool[]>
+  /** The `instructions` the server sent at connect (null: none, or not connected); unreviewed third-party text. */
+  instructions(serverId: string): string | null
   callTool(
     serverId: string,
     name: string,

@@ -58,9 +58,12 @@ export function readCachedTools(config, { maxAgeMs = CACHE_MAX_AGE_MS, now = Dat
   return Array.isArray(saved?.tools) ? saved : null
 }
 
-/** Saves a live listing, and forgets the server's last failure. */
-export function writeCachedTools(config, tools) {
-  writeSaved(config, '', { tools })
+/**
+ * Saves a live listing (with the server's `instructions`, null when it sent none), and forgets
+ * the server's last failure.
+ */
+export function writeCachedTools(config, tools, instructions) {
+  writeSaved(config, '', { tools, instructions })
   try {
     rmSync(fileOf(config, '.failed'), { force: true })
   } catch {

@@ -41,6 +41,24 @@ function topToolRows(doc) {
 }
 
 /**
+ * The tools tool trust's scanner flags (docs/security.md): each finding with its level, rule,
+ * field and the words matched, so the reader sees why without running another command.
+ */
+function flaggedSection(doc) {
+  const flagged = doc.tools.filter((t) => t.findings?.length)
+  if (!flagged.length) return ''
+  const serverName = new Map(doc.servers.map((s) => [s.id, s.name]))
+  const rows = flagged
+    .flatMap((t) => t.findings.map((f) => `<tr><td>${escapeHtml(t.tool ?? t.name)}</td><td>${escapeHtml(serverName.get(t.server) ?? t.server)}</td><td class="${f.level === 'block' ? 'deferred-yes' : 'muted'}">${escapeHtml(f.level)}</td><td>${escapeHtml(f.rule)}</td><td>${escapeHtml(f.field)}: “${escapeHtml(f.excerpt)}”</td></tr>`))
+    .join('\n')
+  return `<h2>Tools whose description may address the model</h2>
+<p class="muted">Found by tool trust's offline scanner. <b>block</b>: toolreg serve holds the tool until approved (toolreg trust approve SERVER/TOOL); <b>warn</b>: served, worth a look. toolreg tools SERVER explains each finding.</p>
+<table id="flagged"><thead><tr><th>tool</th><th>server</th><th>level</th><th>rule</th><th>where and what</th></tr></thead><tbody>
+${rows}
+</tbody></table>`
+}
+
+/**
  * Each server's colour, shared by its treemap cell and its legend swatch: hues spread by the
  * golden angle, strong for live servers, pale for the listed-only catalog.
  */
@@ -124,6 +142,7 @@ ${plural(doc.summary.mcpServers, 'MCP server')} (${m.failedServers} failed${doc.
 their definitions cost <b>${num(m.tokens)}</b> ${escapeHtml(doc.encoding)} tokens, sent with every request unless deferred.</p>
 ${failedSection(failed)}
 ${skippedSection(doc.skipped)}
+${flaggedSection(view)}
 ${clientSection(doc)}
 <h2>Token cost by server and tool</h2>
 ${m.tools ? `${legend(view)}

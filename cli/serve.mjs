@@ -109,8 +109,9 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     hub
       .listTools(serverId, { timeoutMs })
       .then((tools) => {
-        listings.set(serverId, { tools })
-        writeCachedTools(config, tools)
+        const instructions = hub.instructions(serverId)
+        listings.set(serverId, { tools, instructions })
+        writeCachedTools(config, tools, instructions)
         rebuild()
       })
       .catch((error) => log(`warning: could not list ${serverId} after it changed its tools: ${error.message}`))
@@ -139,7 +140,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
   let firstBuildSaw
   for (const server of servers) {
     const cached = readCachedTools(server.config)
-    if (cached) listings.set(server.config.id, { tools: cached.tools })
+    if (cached) listings.set(server.config.id, { tools: cached.tools, instructions: cached.instructions })
     // A server that failed a moment ago is tried again, but the first answer does not wait for it.
     else if (readRememberedFailure(server.config)) listLive(server)
     else pending.push(listLive(server))
@@ -149,8 +150,9 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     const serverTimeout = timeoutOf(config)
     try {
       const tools = await hub.listTools(config.id, { timeoutMs: serverTimeout })
-      listings.set(config.id, { tools })
-      writeCachedTools(config, tools)
+      const instructions = hub.instructions(config.id)
+      listings.set(config.id, { tools, instructions })
+      writeCachedTools(config, tools, instructions)
       // Before the gateway exists, the first build takes it in (and the start-up line says so).
       listingsChanged++
       if (gateway) rebuild(`${config.id} joined with ${plural(tools.filter((t) => keeps(config.id, t.name)).length, 'tool')}`)
@@ -169,8 +171,10 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     }
   }
   const descriptors = new Map()
+  // The identity tool trust pins under (the config's command line or URL), as `toolreg trust` has it.
+  const identities = new Map(hub.servers.map((s) => [s.id, s.identity]))
   const adapter = {
-    servers: servers.map((s) => ({ id: s.config.id, name: s.config.name })),
+    servers: servers.map((s) => ({ id: s.config.id, name: s.config.name, identity: identities.get(s.config.id) })),
     // Answers from what is known, never waiting on a server: one still listing (or failed)
     // has no tools yet, which keeps the entries it had.
     async listTools(serverId) {
@@ -180,6 +184,8 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       for (const t of tools) descriptors.set(`${serverId}\0${t.name}`, t)
       return tools
     },
+    // Unknown (undefined) for a listing cached before instructions were kept: not reviewed then.
+    instructions: (serverId) => listings.get(serverId)?.instructions,
     callTool: (serverId, name, args, opts) => {
       // A tool the host runs for a client's call (tool_invoke, tool_exec, a deferred tool):
       // what this server asks meanwhile may be that client's to answer.
@@ -247,6 +253,12 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       heldSaid.add(key)
       log(`toolreg serve: held ${held.serverId}/${held.toolName} until approved (toolreg trust approve ${held.serverId}/${held.toolName}): ${held.change}`)
     }
+    for (const held of registry.serverInstructions().filter((i) => i.state === 'held')) {
+      const key = `${held.serverId}\0instructions\0${held.change}`
+      if (heldSaid.has(key)) continue
+      heldSaid.add(key)
+      log(`toolreg serve: held the instructions of ${held.serverId} until approved (toolreg trust approve ${held.serverId}): ${held.change}`)
+    }
     const active = registry.selectActiveTools({ mcpToolIds: new Set(synced.registered) })
     // MCP tools are shown under their own names; a name two servers share (or a meta-tool's)
     // gets the collision-free wire id instead. Decided over every served tool, not only the
@@ -280,7 +292,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     exposed = nextExposed
     setDirectRoutes()
     definitions = nextDefinitions
-    instructions = exposition.systemPrompt ?? null
+    instructions = withServerInstructions(exposition.systemPrompt, registry.serverInstructions())
     const states = [...configs.keys()].map((id) => listings.get(id))
     summary = {
       servers: servers.length,
@@ -405,6 +417,17 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       await hub.close()
     },
   }
+}
+
+/**
+ * The gateway's instructions: toolreg's own, then each server's as tool trust admits them
+ * (pinned, stripped of hidden Unicode; none while a change is held), under the server's id.
+ */
+function withServerInstructions(own, reviewed) {
+  const parts = own ? [own] : []
+  const servers = reviewed.filter((entry) => entry.text)
+  if (servers.length > 0) parts.push(`Instructions of the MCP servers behind this gateway:\n\n${servers.map((entry) => `## ${entry.serverId}\n${entry.text}`).join('\n\n')}`)
+  return parts.length > 0 ? parts.join('\n\n') : null
 }
 
 /** A store file's size and time of change (usage store, trust file), or null when it is not there yet. */

@@ -213,14 +213,16 @@ function rememberedRecord(server, failure) {
  */
 async function registerCached(session, cached, { timeoutMs, callTimeoutMs, onToolProgress }) {
   if (!cached.length) return
-  const listings = new Map(cached.map(({ server, listing }) => [server.config.id, listing.tools]))
+  const listings = new Map(cached.map(({ server, listing }) => [server.config.id, listing]))
   // The identity tool trust pins under (the config's command line or URL), as for a live sync.
   const identities = new Map(session.hub.servers.map((s) => [s.id, s.identity]))
   const adapter = {
     servers: cached.map(({ server }) => ({ id: server.config.id, name: server.config.name, identity: identities.get(server.config.id) })),
     // A descriptor's own `id` would name its entry on this path: MCP tools have none, and a
     // stray one must not give a cached tool another name than its live listing does.
-    listTools: async (serverId) => listings.get(serverId).map(({ id: _, ...descriptor }) => descriptor),
+    listTools: async (serverId) => listings.get(serverId).tools.map(({ id: _, ...descriptor }) => descriptor),
+    // Reviewed by tool trust as a live listing's are (a listing cached before they were kept has none).
+    instructions: (serverId) => listings.get(serverId).instructions,
     callTool: (serverId, name, args, opts) => session.hub.callTool(serverId, name, args, opts),
   }
   await syncMcpToolsToRegistry(session.registry, adapter, { needsApproval: approvalCheck(session), timeoutMs, callTimeoutMs, onProgress: onToolProgress })
@@ -272,7 +274,7 @@ async function connectAll(session, servers, { progress, callTimeoutMs, onToolPro
         const listed = await withTimeout(hub.listTools(config.id, { timeoutMs }), timeoutMs + 1000, `connecting to ${config.id} and listing its tools`)
         record.status = 'connected'
         record.listed = listed
-        writeCachedTools(config, listed)
+        writeCachedTools(config, listed, hub.instructions(config.id))
         progress?.finish(config.id, true, plural(listed.length, 'tool'))
       } catch (error) {
         fail(record, hub, error, { config, timeoutMs, runner })

@@ -6,6 +6,9 @@ import { join } from 'node:path'
 import { configDir } from './auth.mjs'
 import { CliError, EXIT } from './exitCodes.mjs'
 
+/** How a server's instructions are named where tools are (`toolreg trust list rug/(instructions)`). */
+const INSTRUCTIONS = '(instructions)'
+
 /** The pin file: `--trust-file`, else `TOOLREG_TRUST_FILE`, else `trust.json` in toolreg's config folder. */
 export function trustFileOf(opts, env = process.env) {
   return opts.trustFile ?? env.TOOLREG_TRUST_FILE ?? join(configDir(env), 'trust.json')
@@ -42,7 +45,9 @@ export function listPins(file, identities, ref) {
   for (const [identity, pinned] of Object.entries(readPins(file).servers)) {
     const serverId = idOf.get(identity)
     if (server !== undefined && serverId !== server && pinned.name !== server) continue
-    for (const [name, pin] of Object.entries(pinned.tools ?? {})) {
+    const pins = Object.entries(pinned.tools ?? {})
+    if (pinned.instructions) pins.push([INSTRUCTIONS, pinned.instructions])
+    for (const [name, pin] of pins) {
       if (tool !== undefined && name !== tool) continue
       rows.push({ ...(serverId && { serverId }), identity, server: pinned.name, tool: name, pinnedAt: pin.pinnedAt, source: pin.source, digest: pin.digest, ...(pin.rejected && { rejected: true }) })
     }
@@ -68,7 +73,8 @@ export function resetPins(file, identities, ref) {
 /** What a review of the session's listings against the pins found: every tool not pinned as is. */
 export function trustChanges(session, ref) {
   const [server, tool] = splitRef(ref)
-  return session.registry.trust().filter((t) => t.state !== 'pinned' && (server === undefined || t.serverId === server) && (tool === undefined || t.toolName === tool))
+  const instructions = session.registry.serverInstructions().map((entry) => ({ ...entry, toolName: INSTRUCTIONS }))
+  return [...session.registry.trust(), ...instructions].filter((t) => t.state !== 'pinned' && (server === undefined || t.serverId === server) && (tool === undefined || t.toolName === tool))
 }
 
 export function formatChanges(rows) {

@@ -878,6 +878,17 @@ class ToolRegistry {
     return this.#trust?.list() ?? []
   }
 
+  /**
+   * Each synced server's `instructions` as tool trust admits them: `[{ serverId, state, text,
+   * pinnedAt?, source?, findings, change? }]`. `text` is what may be shown to a model (hidden
+   * Unicode stripped), null while a change is held or when the server sent none. Pinned and
+   * held like a tool's definition; `approveTool(serverId)` approves them with the server's
+   * tools. Empty with `trust: false`, or for a host that cannot tell a server's instructions.
+   */
+  serverInstructions() {
+    return this.#trust?.instructions() ?? []
+  }
+
   /** Approves what is held of `ref` (`serverId` or `serverId/toolName`); the next sync registers it. */
   approveTool(ref) {
     return this.#trustOrThrow().approve(ref)

@@ -3,7 +3,7 @@
 const { mkdirSync, readFileSync, renameSync, writeFileSync } = require('node:fs')
 const path = require('node:path')
 const native = require('../binding.js')
-const { callNative, invalidArgument, ToolregError } = require('./errors')
+const { fromNative, invalidArgument, ToolregError } = require('./errors')
 
 /**
  * Tool trust: every MCP server's tool definitions are third-party input. Each listing passes
@@ -18,6 +18,9 @@ const { callNative, invalidArgument, ToolregError } = require('./errors')
  * Pins are keyed by the server's identity in the config (its command line or URL, see
  * `McpHub.servers`), never by the name a server gives itself.
  */
+
+/** How `approve` and `reset` name a server's instructions among the tools they return. */
+const INSTRUCTIONS = '(instructions)'
 
 /** The trust store file's format tag. */
 const STORE_FORMAT = 'toolreg-trust/1'
@@ -94,6 +97,8 @@ class ToolTrust {
   #reviewed = new Map()
   /** serverId → { server, tools: Map<toolName, status> }: what `list()` reports. */
   #status = new Map()
+  /** serverId → the review of its `instructions`: what `instructions()` reports. */
+  #instructions = new Map()
   /** Held tools by the names a caller may use (wire id, `server/tool`), → the sentence. */
   #held = new Map()
   /** Changes the host was asked about and left held (identity, tool, digest): asked once. */
@@ -136,12 +141,14 @@ class ToolTrust {
    * (hidden Unicode stripped; a kept old definition in place of its change) and the names of
    * the tools held, which must not stay registered.
    * `server`: `{ id, name, identity? }`; `wireIdOf(toolName)`: the name the tool is registered
-   * under; `otherTools`: `[serverId, toolName]` of the other servers, for shadowing findings.
+   * under; `otherTools`: `[serverId, toolName]` of the other servers, for shadowing findings;
+   * `instructions`: the server's `instructions` (a string, or null when it sent none; left out
+   * when the host cannot tell, and then not reviewed).
    */
-  async review(server, tools, { wireIdOf, otherTools = [] }) {
+  async review(server, tools, { wireIdOf, otherTools = [], instructions }) {
     const data = await this.#load()
     const known = this.#reviewed.get(server.id)
-    if (known && known.generation === this.#generation) {
+    if (known && known.generation === this.#generation && known.instructions === instructions) {
       if (known.tools === tools) return known.result
       // A re-list of the same tools (list_changed without a change, a TTL expiry, a reconnect)
       // is the same review: comparing them costs far less than reviewing them again.
@@ -153,14 +160,24 @@ class ToolTrust {
     const identity = identityOf(server)
     const listed = uniqueByName(tools)
     const pins = data.servers[identity]
+    const reviewsInstructions = typeof instructions === 'string' || instructions === null
     const request = {
       tools: listed,
       pins: pins ? Object.fromEntries(Object.entries(pins.tools).map(([name, pin]) => [name, pin.definition])) : null,
+      ...(typeof instructions === 'string' && { instructions }),
+      // Instructions pinned (as a text, or as none) are compared; never pinned, they are new.
+      ...(reviewsInstructions && pins && 'instructions' in pins && { pinnedInstructions: pins.instructions?.text ?? null }),
       server: server.id,
       otherTools,
     }
-    const review = JSON.parse(callNative(() => native.trustReview(JSON.stringify(request))))
+    let review
+    try {
+      review = JSON.parse(await native.trustReview(JSON.stringify(request)))
+    } catch (error) {
+      throw fromNative(error)
+    }
     const outcome = pins ? await this.#reviewChanges(server, identity, pins, review, listed) : this.#firstSight(server, review)
+    const instructionsOutcome = reviewsInstructions ? await this.#reviewInstructions(server, identity, data, outcome.pins ?? pins, review, instructions) : null
     const status = new Map()
     for (const [wireId, sentence] of this.#held) if (sentence.serverId === server.id) this.#held.delete(wireId)
     const admitted = []
@@ -194,15 +211,56 @@ class ToolTrust {
     if (outcome.pins) {
       data.servers[identity] = outcome.pins
       await this.#save(data)
-    } else if (outcome.changed) {
+    } else if (outcome.changed || instructionsOutcome?.changed) {
       await this.#save(data)
     }
+    if (instructionsOutcome) this.#instructions.set(server.id, instructionsOutcome.status)
     for (const [name, entry] of status) if (entry.findings.some((f) => f.level === 'warn') && entry.state !== 'held') this.#warnOnce(server, name, entry)
     this.#status.set(server.id, { server, identity, tools: status })
     const forms = new Map(review.tools.map((tool) => [tool.name, { digest: tool.digest, form: tool.form }]))
     const result = { tools: admitted, held }
-    this.#reviewed.set(server.id, { tools, generation: this.#generation, result, forms })
+    const reviewedInstructions = review.instructions && { text: instructions, digest: review.instructions.digest }
+    this.#reviewed.set(server.id, { tools, instructions, generation: this.#generation, result, forms, reviewedInstructions })
     return result
+  }
+
+  /**
+   * The server's instructions against their pin: pinned on first sight (unless a finding
+   * blocks them), a change held until the host approves it, as a tool's. Resolves to
+   * `{ status, changed }`; `status.text` is what may reach a model (null while held).
+   * `pins`: the server's pins, new or loaded (written to by this review).
+   */
+  async #reviewInstructions(server, identity, data, pins, review, instructions) {
+    const reviewed = review.instructions
+    const shown = reviewed ? (this.#stripHidden ? reviewed.shown : instructions) : null
+    const base = { serverId: server.id, findings: reviewed?.findings ?? [], ...(reviewed?.hidden > 0 && { hiddenCharactersRemoved: reviewed.hidden }) }
+    const pinOf = (source) => (reviewed ? { text: instructions, digest: reviewed.digest, pinnedAt: new Date().toISOString(), source } : null)
+    const pinned = (pin) => ({ status: { ...base, state: 'pinned', text: shown, ...(pin && { pinnedAt: pin.pinnedAt, source: pin.source }) } })
+    const held = (sentence) => ({ status: { ...base, state: 'held', text: null, change: sentence } })
+    if (!pins) return held(`the instructions of ${server.id}: not pinned yet, and this registry pins only what is approved (pinOnFirstUse: false)`)
+    if (!('instructions' in pins)) {
+      if (reviewed?.level === 'block' && this.#holdBlocked) return held(blockedSentence({ name: `the instructions of ${server.id}`, findings: reviewed.findings }))
+      pins.instructions = pinOf('first-use')
+      return { ...pinned(pins.instructions), changed: true }
+    }
+    const change = review.changes?.find((c) => c.kind === 'instructions')
+    if (!change) return pins.instructions?.rejected ? held(`the instructions of ${server.id}: removed by the user`) : pinned(pins.instructions)
+    const digest = reviewed?.digest ?? null
+    if (pins.instructions?.rejected !== undefined && pins.instructions.rejected === digest) return held(`the instructions of ${server.id}: removed by the user`)
+    const asked = `${identity}\0\0instructions\0${digest}`
+    const before = pins.instructions?.text ?? null
+    const decision = this.#asked.has(asked) ? undefined : await this.#decide({ serverId: server.id, serverName: server.name, identity, toolName: null, kind: 'instructions', sentence: change.sentence, fields: [], findings: base.findings, before, after: instructions })
+    if (decision === 'approve') {
+      pins.instructions = pinOf('approved')
+      return { ...pinned(pins.instructions), changed: true }
+    }
+    if (decision === 'keep-old') return { status: { ...base, state: 'kept-old', text: before, change: change.sentence } }
+    if (decision === 'remove') {
+      pins.instructions = { ...(pins.instructions ?? { text: null, digest: null, pinnedAt: new Date().toISOString(), source: 'approved' }), rejected: digest }
+      return { ...held(`the instructions of ${server.id}: removed by the user`), changed: true }
+    }
+    this.#asked.add(asked)
+    return held(change.sentence)
   }
 
   /** A server seen for the first time: its tools pinned as listed, blocked ones held. */
@@ -304,6 +362,15 @@ class ToolTrust {
   }
 
   /**
+   * Every reviewed server's instructions: `{ serverId, state, text, pinnedAt?, source?,
+   * findings, change? }`; `text` is what may reach a model (hidden Unicode stripped; null while
+   * held or when the server sent none).
+   */
+  instructions() {
+    return [...this.#instructions.values()]
+  }
+
+  /**
    * Approves `ref` (`serverId`, or `serverId/toolName`) as the server lists it now: each held
    * or removed tool of it is pinned with source 'approved'. The next sync registers them.
    * Resolves to the names of the tools approved.
@@ -312,11 +379,20 @@ class ToolTrust {
     const { entry, names } = this.#select(ref, (status) => status.state === 'held' || status.state === 'removed' || status.state === 'kept-old')
     const data = await this.#load()
     const pins = (data.servers[entry.identity] ??= { name: entry.server.name, tools: {} })
-    const forms = this.#reviewed.get(entry.server.id)?.forms
+    const reviewed = this.#reviewed.get(entry.server.id)
     const pinnedAt = new Date().toISOString()
     for (const name of names) {
-      const { digest, form } = forms.get(name)
+      const { digest, form } = reviewed.forms.get(name)
       pins.tools[name] = { digest, pinnedAt, source: 'approved', definition: form }
+    }
+    // A server's approval covers its instructions as listed now.
+    const [, toolName] = splitRef(ref)
+    const instructionsState = this.#instructions.get(entry.server.id)?.state
+    const approvesInstructions = toolName === undefined && (instructionsState === 'held' || instructionsState === 'kept-old')
+    if (approvesInstructions) {
+      const current = reviewed.reviewedInstructions
+      pins.instructions = current ? { text: current.text, digest: current.digest, pinnedAt, source: 'approved' } : null
+      names.push(INSTRUCTIONS)
     }
     if (names.length > 0) await this.#save(data)
     return names
@@ -397,4 +473,4 @@ function blockedSentence(tool) {
   return `${tool.name}: its definition looks poisoned: ${reasons.join('; ')}`
 }
 
-module.exports = { ToolTrust, trustStoreOf, STORE_FORMAT }
+module.exports = { ToolTrust, trustStoreOf, STORE_FORMAT, INSTRUCTIONS }

@@ -512,6 +512,11 @@ impl ServerHandler for TestServer {
         if let Some(v) = &self.opts.protocol {
             info = info.with_protocol_version(protocol(v));
         }
+        // From the environment, which is not part of a server's identity: a restart under the
+        // same command line can come back with other instructions (a rug pull of them).
+        if let Ok(text) = std::env::var("MCP_TEST_INSTRUCTIONS") {
+            info = info.with_instructions(text);
+        }
         info
     }
 

@@ -191,6 +191,15 @@ class McpHub {
     return this.#native.servers()
   }
 
+  /**
+   * The `instructions` the server sent when its current connection opened, or null (none sent,
+   * or not connected). Third-party text: a registry's tool trust reviews it
+   * (`registry.serverInstructions()`) before it may reach a model.
+   */
+  instructions(serverId) {
+    return callNative(() => this.#native.instructions(serverId)) ?? null
+  }
+
   /** The tools the server lists (all pages), from the cache when nothing changed. */
   async listTools(serverId, { timeoutMs = DEFAULT_LIST_TIMEOUT_MS } = {}) {
     const known = this.#tools.get(serverId)

@@ -129,7 +129,9 @@ function listServers(host, servers, timeoutMs) {
     servers.map(async (server) => {
       try {
         const tools = await withTimeout(Promise.resolve(host.listTools(server.id, { timeoutMs })), timeoutMs, `tools/list of ${server.id}`)
-        return { server, tools: Array.isArray(tools) ? tools : [] }
+        // What the server sent at connect, for tool trust; left out when the host cannot tell.
+        const instructions = typeof host.instructions === 'function' ? (host.instructions(server.id) ?? null) : undefined
+        return { server, tools: Array.isArray(tools) ? tools : [], instructions }
       } catch (error) {
         return { server, error }
       }
@@ -186,9 +188,9 @@ async function trusted(registry, listings, wireIdsOf) {
   return Promise.all(
     listings.map(async (listing) => {
       if (listing.error) return listing
-      const { server, tools } = listing
+      const { server, tools, instructions } = listing
       try {
-        const reviewed = await trust.review(server, tools, { wireIdOf: wireIdsOf(server, tools), otherTools: everyTool })
+        const reviewed = await trust.review(server, tools, { wireIdOf: wireIdsOf(server, tools), otherTools: everyTool, instructions })
         return { server, tools: reviewed.tools, held: reviewed.held }
       } catch (error) {
         // An unreadable trust store admits nothing of the server: it fails like a listing.

@@ -502,6 +502,13 @@ impl NativeMcpHub {
         lock(&self.calls).entry(call_id).or_default().cancel();
     }
 
+    /// The `instructions` the server sent when its current connection opened (unreviewed:
+    /// `js/trust.js` reviews them before they may reach a model).
+    #[napi]
+    pub fn instructions(&self, server_id: String) -> Result<Option<String>> {
+        self.hub.instructions(&server_id).map_err(mcp_error)
+    }
+
     /// Every server's state as JSON (`[{ id, name, transport, state, lastError, ... }]`).
     #[napi]
     pub fn status(&self) -> Result<String> {

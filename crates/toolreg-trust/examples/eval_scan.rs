@@ -70,18 +70,50 @@ fn main() {
     }
 
     let fixtures = crate_dir.join("fixtures");
-    let attacks = load_cases(&fixtures.join("attacks.json"));
-    let heldout = load_cases(&fixtures.join("attacks-heldout.json"));
-    let benign = load_cases(&fixtures.join("benign.json"));
-    attack_report("attacks.json (rules designed on this set)", &attacks);
-    attack_report(
-        "attacks-heldout.json (written after the rules were frozen)",
-        &heldout,
-    );
-    benign_report(&benign);
-    baseline_report(&catalog, &attacks, &heldout, &benign);
+    let load = |name: &str| (name.to_owned(), load_cases(&fixtures.join(name)));
+    // Which set saw which rules (fixtures/README.md): judge generalisation on the last ones.
+    let attack_sets = [
+        (load("attacks.json"), "the rules were designed on this set"),
+        (
+            load("attacks-heldout.json"),
+            "written after the first rules were frozen; its misses then shaped rules",
+        ),
+        (
+            load("attacks-heldout-2.json"),
+            "by an author who never saw the rules; its misses then shaped rules",
+        ),
+        (
+            load("attacks-heldout-3.json"),
+            "by another author who never saw the rules, after they were frozen",
+        ),
+    ];
+    let benign_sets = [
+        (load("benign.json"), "not tuned on"),
+        (
+            load("benign-2.json"),
+            "by an author who never saw the rules; its false blocks then shaped rules",
+        ),
+        (
+            load("benign-3.json"),
+            "by another author who never saw the rules, after they were frozen",
+        ),
+    ];
+    for ((name, cases), provenance) in &attack_sets {
+        attack_report(&format!("{name} ({provenance})"), cases);
+    }
+    for ((name, cases), provenance) in &benign_sets {
+        benign_report(&format!("{name} ({provenance})"), cases);
+    }
+    let attacks: Vec<&(String, Vec<Case>)> = attack_sets.iter().map(|(set, _)| set).collect();
+    let benign: Vec<&(String, Vec<Case>)> = benign_sets.iter().map(|(set, _)| set).collect();
+    baseline_report(&catalog, &attacks, &benign);
     if let Some(path) = std::env::var_os("EVAL_DUMP") {
-        dump(Path::new(&path), &catalog, [&attacks, &heldout, &benign]);
+        let sets: Vec<&Vec<Case>> = attacks
+            .iter()
+            .chain(&benign)
+            .map(|(_, cases)| cases)
+            .collect();
+        dump(Path::new(&path), &catalog, &sets);
     }
 
     if !catalog.is_empty() {
@@ -392,11 +424,11 @@ fn attack_report(title: &str, cases: &[Case]) {
     println!("   missed: {missed:?}\n");
 }
 
-fn benign_report(cases: &[Case]) {
+fn benign_report(title: &str, cases: &[Case]) {
     if cases.is_empty() {
         return;
     }
-    println!("== Hard benign cases (benign.json): {}", cases.len());
+    println!("== Hard benign cases: {title}: {}", cases.len());
     let (mut blocked, mut warned) = (0, 0);
     for case in cases {
         let findings = scan_case(case);
@@ -423,7 +455,11 @@ fn baseline_flags(tool: Option<&Value>, instructions: Option<&str>) -> bool {
     BASELINE_WORDS.iter().any(|word| text.contains(word))
 }
 
-fn baseline_report(catalog: &[CatalogTool], attacks: &[Case], heldout: &[Case], benign: &[Case]) {
+fn baseline_report(
+    catalog: &[CatalogTool],
+    attacks: &[&(String, Vec<Case>)],
+    benign: &[&(String, Vec<Case>)],
+) {
     println!("== Baseline (keyword list {BASELINE_WORDS:?}) vs scanner (block or warn)");
     let rate = |cases: &[Case], scanner: bool| {
         let hits = cases
@@ -442,21 +478,15 @@ fn baseline_report(catalog: &[CatalogTool], attacks: &[Case], heldout: &[Case], 
             percent(hits, cases.len())
         )
     };
-    println!(
-        "   attacks detected      baseline {:<18} scanner {}",
-        rate(attacks, false),
-        rate(attacks, true)
-    );
-    println!(
-        "   held-out detected     baseline {:<18} scanner {}",
-        rate(heldout, false),
-        rate(heldout, true)
-    );
-    println!(
-        "   benign flagged (FP)   baseline {:<18} scanner {}",
-        rate(benign, false),
-        rate(benign, true)
-    );
+    for (what, sets) in [("detected", attacks), ("flagged (FP)", benign)] {
+        for (name, cases) in sets.iter().map(|set| (&set.0, &set.1)) {
+            println!(
+                "   {name:<24} {what:<13} baseline {:<18} scanner {}",
+                rate(cases, false),
+                rate(cases, true)
+            );
+        }
+    }
     if !catalog.is_empty() {
         let flagged = catalog
             .iter()
@@ -473,7 +503,7 @@ fn baseline_report(catalog: &[CatalogTool], attacks: &[Case], heldout: &[Case], 
 
 /// One line per tool or case: its digest, the SHA-256 of its whole canonical text (unpinned
 /// fields too), then every finding in full.
-fn dump(path: &Path, catalog: &[CatalogTool], case_sets: [&[Case]; 3]) {
+fn dump(path: &Path, catalog: &[CatalogTool], case_sets: &[&Vec<Case>]) {
     use std::fmt::Write;
     let mut out = String::new();
     let write_findings = |out: &mut String, findings: &[toolreg_trust::Finding]| {
@@ -500,7 +530,7 @@ fn dump(path: &Path, catalog: &[CatalogTool], case_sets: [&[Case]; 3]) {
         );
         write_findings(&mut out, findings);
     }
-    for case in case_sets.into_iter().flatten() {
+    for case in case_sets.iter().flat_map(|cases| cases.iter()) {
         let _ = writeln!(out, "case {}", case.id);
         if let Some(tool) = &case.tool {
             let _ = writeln!(out, "   tool {} {}", digest(tool), whole(tool));

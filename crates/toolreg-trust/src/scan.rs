@@ -18,6 +18,7 @@ use crate::rules::{
     ACCESS_VERB, ACQUIRE_VERB, CONTEXT_CONTENT, FILE_CONTENTS, FILL_VERB, HIGH_SECRET,
     META_DISCUSSION, OTHER_TOOLS, PHRASES, SECRET, SECRET_SOURCE, SENSITIVE_FILE, SENSITIVE_RULES,
     SMUGGLE_PARAMETER_NAMES, Signal, TARGET, USAGE_DIRECTIVE, ascii_boundaries, compile,
+    prefilter_form,
 };
 use crate::text::{cut, excerpt};
 use regex::{Regex, RegexSet, RegexSetBuilder};
@@ -192,6 +193,9 @@ struct Hit {
     excerpt: String,
     why: String,
     strong: bool,
+    /// Found in text about detecting attacks (a scanner quoting what it flags): never held
+    /// because of another rule's finding, only for what is strong on its own.
+    discussed: bool,
 }
 
 struct Matchers {
@@ -240,9 +244,9 @@ struct Anchors {
 static MATCHERS: LazyLock<Matchers> = LazyLock::new(|| {
     let sources: Vec<String> = PHRASES
         .iter()
-        .map(|phrase| phrase.pattern)
-        .chain(ANCHORS)
-        .map(ascii_boundaries)
+        .map(|phrase| prefilter_form(phrase.pattern))
+        .chain(ANCHORS.map(str::to_owned))
+        .map(|pattern| ascii_boundaries(&pattern))
         .collect();
     Matchers {
         // A larger lazy-DFA cache than the default: the union of all rules has many states,
@@ -301,6 +305,8 @@ fn detect(text: &str, field: Location, scope: Scope, hits: &mut Vec<Hit>) -> Anc
     if !matched.matched_any() {
         return Anchors::default();
     }
+    let first = hits.len();
+    let discussed = matchers.meta_discussion.is_match(text);
     for (index, phrase) in PHRASES.iter().enumerate() {
         if !matched.matched(index) {
             continue;
@@ -314,10 +320,11 @@ fn detect(text: &str, field: Location, scope: Scope, hits: &mut Vec<Hit>) -> Anc
             continue;
         };
         // Overrides block unless the text discusses injections; concealment blocks on its own
-        // (none of the ~11k real catalog tools asks to keep something from the user).
+        // (none of the ~11k real catalog tools asks to keep something from the user) unless a
+        // text about injections quotes it.
         let strong = match phrase.signal {
-            Signal::Override => !matchers.meta_discussion.is_match(text),
-            Signal::Conceal => true,
+            Signal::Override => !discussed,
+            Signal::Conceal => !(discussed && quoted(text, found.start(), found.end())),
             _ => false,
         };
         hits.push(Hit {
@@ -326,6 +333,7 @@ fn detect(text: &str, field: Location, scope: Scope, hits: &mut Vec<Hit>) -> Anc
             excerpt: excerpt(text, found.start(), found.end()),
             why: phrase.why.to_owned(),
             strong,
+            discussed: false,
         });
     }
     let anchor = |which: usize| matched.matched(PHRASES.len() + which);
@@ -337,6 +345,11 @@ fn detect(text: &str, field: Location, scope: Scope, hits: &mut Vec<Hit>) -> Anc
     }
     if anchor(ANCHOR_CONTEXT) {
         context_request(text, field, hits);
+    }
+    if discussed {
+        for hit in &mut hits[first..] {
+            hit.discussed = true;
+        }
     }
     Anchors {
         sensitive_object: [
@@ -371,7 +384,7 @@ fn file_request(text: &str, field: Location, hits: &mut Vec<Hit>) {
     let mut best: Option<Hit> = None;
     for found in matchers.sensitive_file.find_iter(text) {
         let (start, end) = sentence_at(text, found.start(), found.end());
-        if !matchers.access_verb.is_match(&text[start..end]) {
+        if !affirmed(&matchers.access_verb, text, start, end) {
             continue;
         }
         // "…read ~/.ssh/id_rsa. Then put it in the notes field" spans two sentences.
@@ -389,6 +402,7 @@ fn file_request(text: &str, field: Location, hits: &mut Vec<Hit>) {
             excerpt: excerpt(text, found.start(), found.end()),
             why: format!("{why}: {}", whole_token(text, found.start(), found.end())),
             strong,
+            discussed: false,
         };
         let stronger = strong && !best.as_ref().is_some_and(|hit| hit.strong);
         if best.is_none() || stronger {
@@ -404,10 +418,16 @@ fn secret_request(text: &str, field: Location, hits: &mut Vec<Hit>) {
     for found in matchers.secret.find_iter(text) {
         let (start, end) = sentence_at(text, found.start(), found.end());
         let sentence = &text[start..end];
-        let acquired_before = matchers.acquire_verb.is_match(&text[start..found.start()]);
-        let from_somewhere = matchers.secret_source.is_match(sentence);
+        let acquired_before = affirmed(&matchers.acquire_verb, text, start, found.start());
+        // An environment variable's name (OPENAI_API_KEY) says where the secret is.
+        let from_somewhere = matchers.secret_source.is_match(sentence)
+            || matchers
+                .secret
+                .find_iter(sentence)
+                .any(|secret| is_environment_name(secret.as_str()));
         let high = matchers.high_secret.is_match(found.as_str());
-        let into_call = matchers.fill_verb.is_match(sentence) && matchers.target.is_match(sentence);
+        let into_call =
+            affirmed(&matchers.fill_verb, text, start, end) && matchers.target.is_match(sentence);
         // Collected (or sent) and either taken from somewhere or one no tool needs.
         let requested = (acquired_before || into_call) && (from_somewhere || high);
         if !requested {
@@ -424,9 +444,10 @@ fn secret_request(text: &str, field: Location, hits: &mut Vec<Hit>) {
             excerpt: excerpt(text, found.start(), found.end()),
             why: format!(
                 "asks the assistant to collect a secret ({}) from the user's machine, the conversation or other tools",
-                found.as_str()
+                whole_token(text, found.start(), found.end())
             ),
             strong,
+            discussed: false,
         });
     }
     hits.extend(best);
@@ -446,6 +467,7 @@ fn context_request(text: &str, field: Location, hits: &mut Vec<Hit>) {
                     found.as_str()
                 ),
                 strong: false,
+                discussed: false,
             });
             return;
         }
@@ -504,6 +526,7 @@ fn parameter_smuggling(property: &str, text: &str, field: Location, hits: &mut V
         excerpt: excerpt(text, object.start(), object.end()),
         why,
         strong,
+        discussed: false,
     });
 }
 
@@ -533,6 +556,7 @@ fn cross_server(
             excerpt: excerpt(text, start, end),
             why,
             strong: false,
+            discussed: false,
         });
         true
     };
@@ -556,6 +580,14 @@ fn cross_server(
         let why = "tells the assistant how to use other tools or servers".to_owned();
         push(found.start(), found.end(), why);
     }
+}
+
+/// `OPENAI_API_KEY`, `GH_TOKEN`: upper case, digits and at least one `_`.
+fn is_environment_name(word: &str) -> bool {
+    word.contains('_')
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }
 
 /// Byte classes for [`name_like_tokens`]: one table load per byte instead of a chain of
@@ -665,6 +697,7 @@ fn hidden_hit(field: Location, original: &str, stripped: &Stripped, hits: &mut V
         excerpt: shown_excerpt,
         why,
         strong: strong_run.is_some(),
+        discussed: false,
     });
 }
 
@@ -711,6 +744,29 @@ fn whole_token(text: &str, start: usize, end: usize) -> &str {
 
 /// Byte range of the sentence around `start..end`. A `.` only ends a sentence before
 /// whitespace (paths and versions contain dots); `!`, `?`, `;`, `。` and newlines always do.
+/// Whether `text[start..end]` stands in quotation marks (a phrase quoted, not said).
+fn quoted(text: &str, start: usize, end: usize) -> bool {
+    let before = text[..start].trim_end().chars().next_back();
+    let after = text[end..].trim_start().chars().next();
+    before.is_some_and(|c| "\"'`“‘「『«".contains(c))
+        || after.is_some_and(|c| "\"'`”’」』»".contains(c))
+}
+
+/// Whether `verbs` matches in `text[start..end]` other than negated ("does not read or
+/// upload", 不会读取或上传): a tool saying what it never does asks for nothing. Only a negation
+/// right before the verb (or before the verb it is joined to by "or") counts, so "do not forget
+/// to read" is still a request.
+fn affirmed(verbs: &Regex, text: &str, start: usize, end: usize) -> bool {
+    static NEGATED: LazyLock<Regex> = LazyLock::new(|| {
+        crate::rules::compile(
+            r"(?:\b(?:not|never|no\s+longer|without)|n't)\s+(?:\w+\s+(?:or|and|nor)\s+)?$|(?:不会|不得|绝不|从不|从未|并不|不再|无需|禁止|切勿|不要|不能|不|未)(?:\p{Han}{1,4}(?:或|和|及|、|与))?$",
+        )
+    });
+    verbs
+        .find_iter(&text[start..end])
+        .any(|verb| !NEGATED.is_match(&text[start..start + verb.start()]))
+}
+
 fn sentence_at(text: &str, start: usize, end: usize) -> (usize, usize) {
     let ends_sentence = |at: usize, c: char| match c {
         '。' | '!' | '?' | ';' | '\n' => true,
@@ -734,7 +790,11 @@ fn sentence_at(text: &str, start: usize, end: usize) -> (usize, usize) {
 
 /// Levels per the module's policy; one finding per rule and field.
 fn findings(hits: Vec<Hit>) -> Vec<Finding> {
-    let rules: BTreeSet<&'static str> = hits.iter().map(|hit| hit.signal.rule()).collect();
+    let rules: BTreeSet<&'static str> = hits
+        .iter()
+        .filter(|hit| !hit.discussed)
+        .map(|hit| hit.signal.rule())
+        .collect();
     let sensitive = rules.iter().any(|rule| SENSITIVE_RULES.contains(rule));
     let combined = sensitive && rules.len() >= 2;
     let mut findings: Vec<Finding> = Vec::new();
@@ -743,7 +803,8 @@ fn findings(hits: Vec<Hit>) -> Vec<Finding> {
     hits.sort_by_key(|hit| !hit.strong);
     for hit in hits {
         let rule = hit.signal.rule();
-        let level = if hit.strong || combined {
+        let escalated = combined && !hit.discussed;
+        let level = if hit.strong || escalated {
             Level::Block
         } else {
             Level::Warn
@@ -757,7 +818,7 @@ fn findings(hits: Vec<Hit>) -> Vec<Finding> {
         }
         let handling = if hit.strong {
             "Held for approval: this is rarely if ever legitimate.".to_owned()
-        } else if combined {
+        } else if escalated {
             let others: Vec<&str> = rules
                 .iter()
                 .copied()

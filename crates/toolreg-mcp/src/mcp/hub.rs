@@ -781,6 +781,21 @@ impl McpHub {
             .collect()
     }
 
+    /// The `instructions` the server sent when its current connection opened, or `None` when
+    /// it sent none or is not connected. Third-party text, like its tool definitions: tool
+    /// trust reviews it before any of it may reach a model.
+    pub fn instructions(&self, server_id: &str) -> Result<Option<String>, McpError> {
+        let slot = self.slot(server_id)?;
+        let st = slot.lock();
+        Ok(match &st.conn {
+            ConnState::Connected(c) if c.is_alive() => c
+                .peer
+                .peer_info()
+                .and_then(|info| info.instructions.clone()),
+            _ => None,
+        })
+    }
+
     /// Closes every connection and waits until every child is reaped. Afterwards every call
     /// fails with `TOOLREG_MCP_CLOSED` and `add_server` is refused; `status()` still reports
     /// the servers, as `closed`.
