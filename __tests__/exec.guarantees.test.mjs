@@ -2,7 +2,8 @@
 // (built-ins that do not check in), limits the code tries to catch, approval bypasses, prototype
 // keys across the bridge, and what is left behind (CPU, the pool's capacity). Every bound here
 // is loose on purpose (a loaded CI machine); the measured grace is in bench/exec.guarantees.mjs.
-import { readdirSync, readFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { describe, it, expect } from 'vitest'
 import { createToolExecTool } from '../index.js'
 import { quietRegistry, registerTool } from './helpers.mjs'
@@ -165,6 +166,14 @@ describe('limits the code tries to catch end the run', () => {
     ['a huge string, caught and retried', "for (let i = 0; i < 5; i++) { try { 'x'.repeat(2 ** 28) } catch {} } return 'survived'"],
     ['caught in a finally that keeps going', "try { const a = []; for (;;) a.push(new Array(1e5).fill(0)) } finally { return 'finally' }"],
     ['caught in a promise', "return await new Promise((r) => r(new Uint8Array(1 << 30))).catch(() => 'caught')"],
+    // Near 2 GiB no allocation exists at all, so it fails before the memory grows: every
+    // failed allocation ends the run, whatever its size (these were catchable, then a tool was
+    // called and a result returned).
+    ['a 2 GiB buffer, caught, then a call', "try { new ArrayBuffer(2 ** 31 - 1) } catch {} return await tools.echo({ after: 'caught' })"],
+    ['a 2 GiB typed array, caught', "try { new Uint16Array(2 ** 30 - 1) } catch { return 'caught' }"],
+    ['a 2 GiB two-byte string, caught', "try { return ('\u1234'.repeat(2 ** 29) + '\u1234'.repeat(2 ** 29 - 1)).length } catch { return 'caught' }"],
+    ['a resizable buffer grown to 2 GiB, caught', "const b = new ArrayBuffer(8, { maxByteLength: 2 ** 31 - 1 }); try { b.resize(2 ** 31 - 1) } catch { return 'caught' }"],
+    ['a buffer transferred to 2 GiB, caught', "try { new ArrayBuffer(8).transfer(2 ** 31 - 1) } catch { return 'caught' }"],
   ])('memory: %s', async (_, code) => {
     const { output } = await timed(code, { limits: memory })
     expect(output).toEqual({ isError: true, errorCode: 'TOOLREG_EXEC_LIMIT', error: `memoryLimitBytes exceeded (${16 * MiB}): the code allocated more than ${16 * MiB} bytes` })
@@ -204,6 +213,29 @@ describe('limits the code tries to catch end the run', () => {
       const peakKiB = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1])
       expect(peakKiB * 1024).toBeLessThan(32 * MiB + 32 * MiB)
     }
+  })
+
+  it('holds no tool answer outside the memory cap while the code computes', async () => {
+    // Thirty 3 MB answers come back while the code computes and never awaits them. They wait
+    // at the host until the engine asks (it never does), so the process stays within its cap
+    // plus the fixed base; holding them in the process took 262 MiB resident under 64 MiB.
+    const tool = execTool({ poolSize: 1, limits: { memoryLimitBytes: 16 * MiB, timeoutMs: 10_000 } })
+    await tool.execute({ code: 'return 1' }, options())
+    // Each process's peak counts from here (Linux: writing 5 to clear_refs resets VmHWM).
+    const ours = sandboxProcesses()
+    for (const pid of ours) writeFileSync(`/proc/${pid}/clear_refs`, '5')
+    const code = 'const first = tools.echo({}); const calls = []; for (let i = 0; i < 30; i++) calls.push(tools.bigText({ value: 3e6 })); await first; const end = Date.now() + 1500; while (Date.now() < end) {} return 1'
+    const output = await tool.execute({ code }, options())
+    expect(output.errorCode, output.error).toBe('TOOLREG_EXEC_PENDING_CALLS')
+    expect(output.error).toMatch(/30 tool call\(s\) were still pending .*; 30 had already run and their results were dropped; await/)
+    expect(ours.length).toBeGreaterThan(0)
+    for (const pid of ours) {
+      const peakKiB = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1])
+      expect(peakKiB * 1024).toBeLessThan(16 * MiB + 32 * MiB)
+    }
+    // Awaited one by one, the same answers pass, each counted in the engine's memory.
+    const awaited = await tool.execute({ code: 'let n = 0; for (let i = 0; i < 30; i++) n += (await tools.bigText({ value: 3e6 })).length; return n' }, options())
+    expect(awaited).toEqual({ result: 9e7 })
   })
 
   it('reports what only looks like a limit as what it is', async () => {
@@ -402,6 +434,44 @@ describe('the sandbox process', () => {
     } finally {
       delete process.env.TOOLREG_EXEC_HELPER
     }
+  })
+
+  it.skipIf(process.platform !== 'linux')('no sandbox process outlives a host that is killed mid-run', async () => {
+    // A host process whose sandbox runs an endless loop is killed (SIGKILL: no exit handler
+    // runs); the sandbox sees its pipe close and ends, mid-run.
+    const script = `
+      const { ToolRegistry, createToolExecTool } = require(${JSON.stringify(new URL('../index.js', import.meta.url).pathname)})
+      const registry = new ToolRegistry({ logger: { warn() {} } })
+      const exec = createToolExecTool(registry, { allowedNames: [], poolSize: 2, limits: { timeoutMs: 60000 } })
+      exec.execute({ code: 'for (;;) {}' }, { toolCallId: 'endless', messages: [] })
+      setTimeout(() => console.log('running'), 500)
+    `
+    const host = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+    await new Promise((resolve, reject) => {
+      host.stdout.on('data', (chunk) => String(chunk).includes('running') && resolve())
+      host.on('exit', (code) => reject(new Error(`the host exited early (${code})`)))
+    })
+    const alive = (pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+        return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] !== 'Z'
+      } catch {
+        return false
+      }
+    }
+    const sandboxes = readdirSync('/proc').filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+        return stat.includes('(toolreg-exec') && Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === host.pid
+      } catch {
+        return false
+      }
+    })
+    // The process running the loop (the pool starts a spare when it is needed).
+    expect(sandboxes.length).toBeGreaterThan(0)
+    host.kill('SIGKILL')
+    for (let i = 0; i < 40 && sandboxes.some(alive); i++) await sleep(50)
+    expect(sandboxes.filter(alive)).toEqual([])
   })
 
   const filters = (status) => Number(/^Seccomp_filters:\s+(\d+)$/m.exec(status)?.[1] ?? 0)

@@ -193,7 +193,7 @@ const cases = [
 
   // Ending badly.
   ['unresolved promise at the end', 'await new Promise(() => {})', {}, failed({ errorCode: 'TOOLREG_EXEC_UNSETTLED', error: 'the code is waiting on a promise that can never settle (no tool call is pending); do not await promises nothing resolves' })],
-  ['a tool call left pending', 'tools.slow({ value: 300 }); return 1', {}, failed({ errorCode: 'TOOLREG_EXEC_PENDING_CALLS', error: 'the code finished while 1 tool call(s) were still pending (slow); await every tool call before returning' })],
+  ['a tool call left pending', 'tools.slow({ value: 300 }); return 1', {}, failed({ errorCode: 'TOOLREG_EXEC_PENDING_CALLS', error: 'the code finished while 1 tool call(s) were still pending (slow); 1 never started; await every tool call before returning' })],
   ['BigInt result', 'return 10n', {}, failed({ errorCode: 'TOOLREG_EXEC_RESULT_NOT_JSON', error: 'the result is not JSON-serialisable: TypeError: BigInt are forbidden in JSON.stringify' })],
   ['cyclic result', 'const a = {}; a.a = a; return a', {}, failed({ errorCode: 'TOOLREG_EXEC_RESULT_NOT_JSON', error: 'the result is not JSON-serialisable: TypeError: circular reference' })],
   ['syntax error', 'return (', {}, (o) => expect([o.errorCode, o.error]).toEqual(['TOOLREG_EXEC_SYNTAX', 'the code does not parse: unexpected token in expression: \'}\''])],

@@ -29,6 +29,13 @@ registry.register({
   defer: 'never',
   tool: tool({ description: 'Echoes its input', inputSchema: jsonSchema({ type: 'object' }), execute: async (input) => input }),
 })
+registry.register({
+  name: 'big',
+  namespace: 'util',
+  description: 'Returns a megabyte of text',
+  defer: 'never',
+  tool: tool({ description: 'Returns a megabyte of text', inputSchema: jsonSchema({ type: 'object' }), execute: async () => 'x'.repeat(1 << 20) }),
+})
 
 /** [label, code, the outcome it must have: a value, an error code, or a limit name]. */
 export const SCRIPTS = [
@@ -52,6 +59,11 @@ export const SCRIPTS = [
   ['params one 😀 past the limit', "await tools.echo({ s: 'a'.repeat(65525) + '😀' })", 'maxToolInputBytes'],
   ['3000 calls left pending', 'for (let i = 0; i < 3000; i++) tools.echo({ i }); return 1', 'TOOLREG_EXEC_PENDING_CALLS'],
   ['console flood', "for (;;) console.log('x'.repeat(100))", 'maxConsoleOutputBytes'],
+  // Answers that come back while the code computes wait at the host: 30 MiB of them never
+  // reach the sandbox process, whose cap is 8 MiB.
+  ['answers while computing', 'const first = tools.echo({}); for (let i = 0; i < 30; i++) tools.big({}); await first; const end = Date.now() + 30; while (Date.now() < end) {} return 1', 'TOOLREG_EXEC_PENDING_CALLS'],
+  // An allocation that fails before the memory grows (near 2 GiB) ends the run like any other.
+  ['2 GiB buffer, caught, then a call', 'try { new ArrayBuffer(2 ** 31 - 1) } catch {} return await tools.echo({})', 'memoryLimitBytes'],
 ]
 
 /** The soak's tool, one pool of two per time limit. */
@@ -59,7 +71,7 @@ const execs = new Map()
 function execWithin(timeoutMs) {
   if (!execs.has(timeoutMs)) {
     const limits = { timeoutMs, memoryLimitBytes: 8 << 20, maxResultBytes: 64 << 10, maxToolInputBytes: 64 << 10 }
-    execs.set(timeoutMs, createToolExecTool(registry, { allowedNames: ['echo'], poolSize: 2, limits }))
+    execs.set(timeoutMs, createToolExecTool(registry, { allowedNames: ['echo', 'big'], poolSize: 2, limits }))
   }
   return execs.get(timeoutMs)
 }
@@ -116,6 +128,13 @@ export async function soak(runs, lateMs = LATE_MS, timeoutMs = TIMEOUT_MS) {
   return { wrong, late, worstOvershoot }
 }
 
+/** `{ rss, peak }` of a sandbox process, in bytes (Linux /proc/PID/status: VmRSS, VmHWM). */
+export function sandboxMemory(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kib = (field) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)[1]) * 1024
+  return { rss: kib('VmRSS'), peak: kib('VmHWM'), anon: kib('RssAnon'), file: kib('RssFile') }
+}
+
 async function settledRss() {
   for (let i = 0; i < 3; i++) {
     global.gc?.()
@@ -132,6 +151,15 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const runs = Number(process.argv[2] ?? 10_000)
   const mib = (bytes) => (bytes / (1 << 20)).toFixed(1)
   console.log(`load average at the start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  // A fresh process's idle size, from a pool of its own that ran one trivial script.
+  const others = new Set(sandboxProcesses())
+  const fresh = createToolExecTool(registry, { allowedNames: ['echo'], poolSize: 1 })
+  await fresh.execute({ code: 'return 1' }, { toolCallId: 'fresh', messages: [] })
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  const freshPid = sandboxProcesses().find((pid) => !others.has(pid))
+  const freshMemory = sandboxMemory(freshPid)
+  const freshRss = freshMemory.rss
+  const beforeSoak = new Set(sandboxProcesses())
   await soak(500)
   const before = await settledRss()
   const t0 = Date.now()
@@ -140,6 +168,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   console.log(`${runs} runs in ${((Date.now() - t0) / 1000).toFixed(1)} s; wrong outcomes: ${JSON.stringify(wrong)}; late (> limit + ${LATE_MS} ms): ${late.length} ${late.slice(0, 5).join(', ')}`)
   console.log(`largest overshoot of a timed-out run past its ${TIMEOUT_MS} ms: ${worstOvershoot.toFixed(1)} ms`)
   console.log(`host RSS after warm-up ${mib(before)} MiB, after the soak ${mib(after)} MiB: growth ${mib(after - before)} MiB`)
-  console.log(`sandbox processes left: ${sandboxProcesses().length} (pool of 2)`)
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  const soaked = sandboxProcesses().filter((pid) => !beforeSoak.has(pid)).map(sandboxMemory)
+  const cap = 8 << 20
+  console.log(`sandbox processes of the soak (memoryLimitBytes ${mib(cap)} MiB): peak RSS ${soaked.map((m) => mib(m.peak)).join(' / ')} MiB (cap + ${soaked.map((m) => mib(m.peak - cap)).join(' / ')} MiB); idle RSS after it ${soaked.map((m) => mib(m.rss)).join(' / ')} MiB against a fresh process's ${mib(freshRss)} MiB (${soaked.map((m) => `${((m.rss / freshRss - 1) * 100).toFixed(1)} %`).join(' / ')})`)
+  console.log(`  of which anonymous (what the process holds) ${soaked.map((m) => mib(m.anon)).join(' / ')} MiB against ${mib(freshMemory.anon)} MiB (${soaked.map((m) => `${((m.anon / freshMemory.anon - 1) * 100).toFixed(1)} %`).join(' / ')}); mapped from files (the engine's code, paged in as runs use it; shared, bounded by the executable) ${soaked.map((m) => mib(m.file)).join(' / ')} MiB against ${mib(freshMemory.file)} MiB`)
+  console.log(`sandbox processes left: ${sandboxProcesses().length} (pools of 2 and 1)`)
   console.log(`load average at the end (1/5/15 min): ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
 }

@@ -70,9 +70,14 @@ pub enum ExecError {
     Uncaught(Thrown),
 
     #[error(
-        "the code finished while {count} tool call(s) were still pending ({names}); await every tool call before returning"
+        "the code finished while {count} tool call(s) were still pending ({names}){fate}; await every tool call before returning"
     )]
-    PendingToolCalls { count: usize, names: String },
+    PendingToolCalls {
+        count: usize,
+        names: String,
+        /// What became of them: `; they were aborted`, or how many had already run.
+        fate: String,
+    },
 
     #[error(
         "the code is waiting on a promise that can never settle (no tool call is pending); do not await promises nothing resolves"

@@ -4,7 +4,7 @@
 //! clock is kept here, where a process that never checks in can still be stopped — asked
 //! first, then killed.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
@@ -197,6 +197,11 @@ struct Driver<'a> {
     /// Answers sent to the process, and how many it had taken when it last said `IDLE`.
     answers_sent: u32,
     idle_after: Option<u32>,
+    /// Answers the host has and the engine has not asked for yet. They wait here, not in the
+    /// process: the engine takes an answer only when it waits (`IDLE`), and the process holds
+    /// at most the one sent then, so code that computes while calls return cannot pile their
+    /// answers up outside its memory limit.
+    held: VecDeque<(u32, Result<String, BridgeError>)>,
     /// Calls in flight whose approval the user is being asked for.
     awaiting_approval: HashSet<u32>,
     /// Why the run is stopping, once decided: the first reason wins.
@@ -242,6 +247,7 @@ pub(crate) fn drive(
         clock: Clock::start(Duration::from_millis(limits.timeout_ms)),
         answers_sent: 0,
         idle_after: None,
+        held: VecDeque::new(),
         awaiting_approval: HashSet::new(),
         stopping: None,
         kill_at: None,
@@ -328,7 +334,7 @@ impl Driver<'_> {
 
     /// Pauses the clock exactly while the run waits on a person and on nothing else.
     fn update_clock(&mut self) {
-        let engine_waits = self.idle_after == Some(self.answers_sent);
+        let engine_waits = self.idle_after == Some(self.answers_sent) && self.held.is_empty();
         let only_approvals = !self.in_flight.is_empty()
             && self
                 .in_flight
@@ -434,7 +440,10 @@ impl Driver<'_> {
             }
             protocol::LOG => self.on_log(payload),
             protocol::IDLE => match Fields::new(payload).u32() {
-                Ok(taken) if taken <= self.answers_sent => self.idle_after = Some(taken),
+                Ok(taken) if taken <= self.answers_sent => {
+                    self.idle_after = Some(taken);
+                    self.deliver();
+                }
                 _ => self.stop(broken("an idle frame that does not add up")),
             },
             protocol::OVER => self.on_over(payload),
@@ -522,7 +531,7 @@ impl Driver<'_> {
                 "TOOLREG_NOT_ALLOWED",
                 format!("Tool not available in this request: {tool_name}"),
             );
-            self.answer(call_number, Err(error));
+            self.hold(call_number, Err(error));
             return Ok(());
         }
         // The process sends what JSON.stringify made; it can still be nested deeper than the
@@ -534,7 +543,7 @@ impl Driver<'_> {
                     "TOOLREG_INVALID_PARAMS",
                     format!("params of {tool_name} cannot be read: {e}"),
                 );
-                self.answer(call_number, Err(error));
+                self.hold(call_number, Err(error));
                 return Ok(());
             }
         };
@@ -545,7 +554,7 @@ impl Driver<'_> {
                     "params of {tool_name} have a key {path}: the keys __proto__, constructor and prototype cannot be passed to host tools"
                 ),
             );
-            self.answer(call_number, Err(error));
+            self.hold(call_number, Err(error));
             return Ok(());
         }
         self.in_flight.insert(call_number, tool_name.clone());
@@ -575,11 +584,24 @@ impl Driver<'_> {
             let detail = format!("{tool_name} returned {} bytes", json.len());
             return self.stop(self.exceeded(Limit::ToolOutput, detail));
         }
-        self.answer(call_number, result);
+        self.hold(call_number, result);
     }
 
-    /// Sends a call's answer to the process; the code has work again, so the clock runs.
-    fn answer(&mut self, call_number: u32, result: Result<String, BridgeError>) {
+    /// Keeps a call's answer until the engine asks for one.
+    fn hold(&mut self, call_number: u32, result: Result<String, BridgeError>) {
+        self.held.push_back((call_number, result));
+        self.deliver();
+    }
+
+    /// Sends the oldest held answer when the engine waits for one and has taken every answer
+    /// sent before; the code has work again, so the clock runs.
+    fn deliver(&mut self) {
+        if self.idle_after != Some(self.answers_sent) {
+            return;
+        }
+        let Some((call_number, result)) = self.held.pop_front() else {
+            return;
+        };
         let number = call_number.to_le_bytes();
         match result {
             Ok(json) => self
@@ -647,10 +669,17 @@ impl Driver<'_> {
                     name, message, code, budget,
                 )))
             }
-            RunEnd::PendingCalls { count, names } => Err(within(
-                &|names| ExecError::PendingToolCalls { count, names },
-                names,
-            )),
+            RunEnd::PendingCalls { count, names } => {
+                let fate = pending_fate(count, self.in_flight.len(), self.held.len());
+                Err(within(
+                    &|names| ExecError::PendingToolCalls {
+                        count,
+                        names,
+                        fate: fate.clone(),
+                    },
+                    names,
+                ))
+            }
             RunEnd::Unsettled => Err(ExecError::Unsettled),
             RunEnd::ResultNotJson { message } => Err(within(&ExecError::ResultNotJson, message)),
             RunEnd::Stopped => Err(broken("it stopped without being asked")),
@@ -690,6 +719,27 @@ pub(crate) fn wait_ready(sandbox: &Sandbox, events: &Receiver<Event>) -> bool {
     };
     sandbox.unroute();
     ready
+}
+
+/// What became of the calls a run left pending: those still running at the host are aborted as
+/// the run closes; those that ran already cannot be, and their answers are dropped; those made
+/// in the turn that returned never left the sandbox.
+fn pending_fate(count: usize, running: usize, ran: usize) -> String {
+    if running == count {
+        return "; they were aborted".to_owned();
+    }
+    let never = count.saturating_sub(running + ran);
+    let parts = [
+        (running, "still running were aborted"),
+        (ran, "had already run and their results were dropped"),
+        (never, "never started"),
+    ];
+    let said: Vec<String> = parts
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+    format!("; {}", said.join(", "))
 }
 
 fn broken(what: &str) -> ExecError {

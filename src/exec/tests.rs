@@ -334,7 +334,7 @@ fn pending_calls_and_unsettled_promises_fail_the_run() {
     );
     assert_eq!(
         outcome.result.unwrap_err().to_string(),
-        "the code finished while 2 tool call(s) were still pending (hold, slow); await every tool call before returning"
+        "the code finished while 2 tool call(s) were still pending (hold, slow); 2 never started; await every tool call before returning"
     );
     // Calls made in the turn that returned never leave the sandbox.
     assert!(host.requests.lock().unwrap().is_empty());
@@ -350,6 +350,25 @@ fn pending_calls_and_unsettled_promises_fail_the_run() {
     ));
     assert_eq!(*host.cancelled.lock().unwrap(), [1]);
     assert_eq!(err("await new Promise(() => {})"), ExecError::Unsettled);
+}
+
+#[test]
+fn answers_wait_at_the_host_while_the_code_computes() {
+    // Twenty calls leave while the code waits on `echo`; their answers come back while it
+    // computes. They wait at the host (the engine takes an answer only when it waits), so
+    // returning without awaiting them drops them there, and the report says they ran.
+    let (outcome, host) = run_with(
+        "const calls = []; for (let i = 0; i < 20; i++) calls.push(tools.slow({ i })); \
+         await tools.echo({}); const end = Date.now() + 400; while (Date.now() < end) {} return 1",
+        ExecLimits::default(),
+    );
+    assert_eq!(host.requests.lock().unwrap().len(), 21);
+    let message = outcome.result.unwrap_err().to_string();
+    assert!(
+        message.contains("20 tool call(s) were still pending")
+            && message.contains("20 had already run and their results were dropped"),
+        "{message}"
+    );
 }
 
 #[test]

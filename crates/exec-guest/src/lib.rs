@@ -29,7 +29,17 @@ mod host {
         pub fn wait() -> usize;
         /// Copies the answer `wait` announced to `ptr`.
         pub fn take(ptr: *mut u8);
+        /// An allocation failed: the host ends the run at its memory limit (this traps).
+        pub fn out_of_memory();
     }
+}
+
+/// Ends the run at its memory limit: called by the engine's allocator on any allocation it
+/// cannot make, so no failed allocation is ever an exception the code could catch.
+pub(crate) fn out_of_memory() -> ! {
+    // SAFETY: an import without arguments; the host traps, so it never returns.
+    unsafe { host::out_of_memory() }
+    unreachable!("the host ends the run when an allocation fails")
 }
 
 /// Sends a frame whose payload is `parts` joined.

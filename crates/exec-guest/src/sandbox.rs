@@ -13,6 +13,7 @@ use rquickjs::context::intrinsic::{
     Date, Eval, Json, MapSet, Promise as PromiseIntrinsic, Proxy, RegExp, RegExpCompiler,
     TypedArrays,
 };
+use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::function::{Opt, Rest};
 use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Exception, Function, Persistent, Promise, Runtime, Value, qjs};
@@ -39,6 +40,56 @@ type Intrinsics = (
 
 const PRELUDE: &str = include_str!("prelude.js");
 
+/// QuickJS's allocator: Rust's (which grows the linear memory, whose size is the run's cap),
+/// except that an allocation it cannot make ends the run at its memory limit instead of
+/// returning null. QuickJS turns null into an exception the code can catch, and requests near
+/// or above 2 GiB fail before the memory grows at all (no layout that large exists here), so
+/// only this makes every failed allocation the end of the run, whatever its size or cause.
+struct RunEndingAllocator;
+
+// SAFETY: every call is passed to `RustAllocator`, which meets the trait's contract; a null it
+// returns for a non-empty request never reaches QuickJS (the run ends instead).
+unsafe impl Allocator for RunEndingAllocator {
+    fn alloc(&mut self, size: usize) -> *mut u8 {
+        let block = RustAllocator.alloc(size);
+        if block.is_null() && size > 0 {
+            crate::out_of_memory();
+        }
+        block
+    }
+
+    fn calloc(&mut self, count: usize, size: usize) -> *mut u8 {
+        // `RustAllocator` panics on an overflowing product: that request fails like any other.
+        let Some(total) = count.checked_mul(size) else {
+            crate::out_of_memory();
+        };
+        let block = RustAllocator.calloc(count, size);
+        if block.is_null() && total > 0 {
+            crate::out_of_memory();
+        }
+        block
+    }
+
+    unsafe fn dealloc(&mut self, ptr: *mut u8) {
+        // SAFETY: `ptr` came from this allocator, so from `RustAllocator`.
+        unsafe { RustAllocator.dealloc(ptr) }
+    }
+
+    unsafe fn realloc(&mut self, ptr: *mut u8, new_size: usize) -> *mut u8 {
+        // SAFETY: `ptr` came from this allocator, so from `RustAllocator`.
+        let block = unsafe { RustAllocator.realloc(ptr, new_size) };
+        if block.is_null() && new_size > 0 {
+            crate::out_of_memory();
+        }
+        block
+    }
+
+    unsafe fn usable_size(ptr: *mut u8) -> usize {
+        // SAFETY: `ptr` came from this allocator, so from `RustAllocator`.
+        unsafe { RustAllocator::usable_size(ptr) }
+    }
+}
+
 /// A QuickJS runtime with its one context; each run gets one no code has touched.
 pub struct Engine {
     // Field order is drop order: the prelude, then the context, then its runtime.
@@ -51,7 +102,7 @@ pub struct Engine {
 
 impl Engine {
     pub fn new() -> rquickjs::Result<Self> {
-        let runtime = Runtime::new()?;
+        let runtime = Runtime::new_with_alloc(RunEndingAllocator)?;
         // No stack check of the engine's own: it throws what the code can catch. Overflowing
         // the linear memory's stack region traps instead (the host sets its size per run).
         runtime.set_max_stack_size(0);

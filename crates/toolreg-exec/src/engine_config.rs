@@ -14,6 +14,11 @@ pub const STACK_REGION_BYTES: u64 = 8 * 1024 * 1024;
 /// no larger than what the old native engine had.
 pub const NATIVE_STACK_BYTES: usize = 4 * 1024 * 1024;
 
+/// The native stack of a thread that runs guest code: the guest's allowance plus room for the
+/// host's own frames (wasmtime, the calls into this process).
+#[allow(dead_code)]
+pub const ENGINE_THREAD_STACK_BYTES: usize = NATIVE_STACK_BYTES + (4 << 20);
+
 pub fn config() -> wasmtime::Config {
     let mut config = wasmtime::Config::new();
     // A stop from the addon bumps the engine's epoch; compiled code checks it at every loop

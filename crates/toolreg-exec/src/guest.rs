@@ -189,6 +189,7 @@ impl Runner {
             linker.func_wrap("toolreg", "send", send)?;
             linker.func_wrap("toolreg", "wait", wait)?;
             linker.func_wrap("toolreg", "take", take)?;
+            linker.func_wrap("toolreg", "out_of_memory", out_of_memory)?;
             linker.func_wrap("env", "__rquickjs_host_now_us", now_us)?;
             linker.instantiate_pre(&module)
         })();
@@ -470,6 +471,13 @@ fn take(mut caller: Caller<'_, RunIo>, ptr: u32) -> wasmtime::Result<()> {
     Ok(())
 }
 
+/// `toolreg.out_of_memory()`: the engine could not allocate. The run ends at its memory limit
+/// (a trap, like a refused growth), never with an exception the code could catch.
+fn out_of_memory(mut caller: Caller<'_, RunIo>) -> wasmtime::Result<()> {
+    caller.data_mut().memory_refused = true;
+    Err(Error::msg("the run's memory limit"))
+}
+
 /// `env.__rquickjs_host_now_us()`: the time for `Date` (QuickJS's one import of its own).
 fn now_us() -> f64 {
     SystemTime::now()
@@ -477,10 +485,65 @@ fn now_us() -> f64 {
         .map_or(0.0, |d| d.as_micros() as f64)
 }
 
+/// The engine thread's native stack, where compiled guest code runs. A run that recursed deep
+/// (up to `NATIVE_STACK_BYTES`) leaves those pages resident for the process's life; after each
+/// run they are handed back, so a pooled process idles at about the size of a fresh one.
+struct EngineStack {
+    /// About the stack's top: an address in the thread's first frame.
+    top: usize,
+}
+
+impl EngineStack {
+    /// Called first thing on the engine thread, whose stack main.rs sizes.
+    fn here() -> Self {
+        let marker = 0u8;
+        EngineStack {
+            top: std::ptr::addr_of!(marker) as usize,
+        }
+    }
+
+    fn release_unused(&self) {
+        #[cfg(target_os = "linux")]
+        {
+            const PAGE: usize = 4096;
+            // Margins: the thread's first frames above `top`'s estimate, and this frame's own.
+            const MARGIN: usize = 64 * 1024;
+            let marker = 0u8;
+            let here = std::ptr::addr_of!(marker) as usize;
+            let size = engine_config::ENGINE_THREAD_STACK_BYTES;
+            let lowest = (self.top - size + MARGIN).next_multiple_of(PAGE);
+            let below = (here - MARGIN) & !(PAGE - 1);
+            if below > lowest {
+                // SAFETY: pages of this thread's own stack, below the frames in use: nothing
+                // reads them before a deeper call writes them again (they come back zeroed).
+                unsafe {
+                    libc::madvise(
+                        lowest as *mut libc::c_void,
+                        below - lowest,
+                        libc::MADV_DONTNEED,
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Gives the heap's free pages back to the system after a run, so a pooled process idles at
+/// about the size of a fresh one: glibc keeps freed blocks (a run's frames, its console lines)
+/// resident otherwise, and a process that served hostile runs stayed a third larger.
+fn return_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases memory no allocation uses.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Serves runs until the addon hangs up. A second thread prepares instances and drops used
 /// ones, so both happen while a run executes; the process says `READY` only once the next
 /// instance is prepared, so a run never waits on either.
 pub fn serve(runner: Arc<Runner>, inbox: Receiver<Inbound>, stop: &AtomicBool) {
+    let stack = EngineStack::here();
     let mut link = Link {
         out: BufWriter::new(std::io::stdout()),
         inbox,
@@ -492,15 +555,20 @@ pub fn serve(runner: Arc<Runner>, inbox: Receiver<Inbound>, stop: &AtomicBool) {
     let started = std::thread::Builder::new()
         .name("toolreg-exec-prepare".to_owned())
         // The first preparation runs guest code, which may use this much native stack.
-        .stack_size(engine_config::NATIVE_STACK_BYTES + (4 << 20))
+        .stack_size(engine_config::ENGINE_THREAD_STACK_BYTES)
         .spawn(move || {
             loop {
                 if spare_tx.send(preparer.prepare()).is_err() {
                     return;
                 }
                 // Used instances are dropped here, off the engine thread.
+                let mut dropped = false;
                 while let Ok(store) = used.try_recv() {
                     drop(store);
+                    dropped = true;
+                }
+                if dropped {
+                    return_freed_memory();
                 }
             }
         });
@@ -523,5 +591,6 @@ pub fn serve(runner: Arc<Runner>, inbox: Receiver<Inbound>, stop: &AtomicBool) {
         let (back, store) = runner.run(prepared, link, &request, stop);
         link = back;
         let _ = used_tx.send(store);
+        stack.release_unused();
     }
 }

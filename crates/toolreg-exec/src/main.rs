@@ -4,7 +4,7 @@
 //! `src/exec/protocol.rs`). The code runs in QuickJS compiled to WebAssembly (crates/exec-guest),
 //! one fresh wasmtime instance per run. So between the model's code and the user's files stand:
 //!
-//! 1. the WebAssembly instance: the engine reaches its own linear memory and the four functions
+//! 1. the WebAssembly instance: the engine reaches its own linear memory and the five functions
 //!    below, nothing else, on every OS; its memory cap is the memory's size, its stack
 //!    overflows trap, and a stop pre-empts it wherever it is (epoch interruption);
 //! 2. this process: an empty environment and no handles but its three pipes; the addon can
@@ -58,7 +58,7 @@ fn main() {
     let engine = runner.engine().clone();
     std::thread::Builder::new()
         .name("toolreg-exec-engine".to_owned())
-        .stack_size(engine_config::NATIVE_STACK_BYTES + (4 << 20))
+        .stack_size(engine_config::ENGINE_THREAD_STACK_BYTES)
         .spawn(move || guest::serve(runner, inbox, &engine_stop))
         .unwrap_or_else(|e| fail(&format!("cannot start the engine thread: {e}")));
 
