@@ -53,6 +53,25 @@ describe('a broken server costs one command, not every command', () => {
     expect(hanging.starts()).toBe(3)
   }, 120_000)
 
+  it('a mistyped tool name is answered from the cached lists, starting no server', async () => {
+    const env = freshEnv()
+    const one = countedServer('one')
+    const two = countedServer('two')
+    const file = writeConfig({ mcpServers: { one: one.entry, two: two.entry } })
+    expect((await runCli(['tools', '--config', file], { env })).code).toBe(0)
+    expect([one.starts(), two.starts()]).toEqual([1, 1])
+    for (const verb of ['call', 'inspect']) {
+      const typo = await runCli([verb, 'ehco', '--config', file], { env })
+      expect(typo.code, verb).toBe(5)
+      expect(typo.stderr).toMatch(/No tool "ehco" on any server, by their cached tool lists\. Did you mean "one\/echo", "two\/echo"\? A tool a server added since is reached as SERVER\/TOOL/)
+    }
+    expect([one.starts(), two.starts()]).toEqual([1, 1])
+    // A full name starts its server alone.
+    const called = await runCli(['call', 'one/echo', 'text=hi', '--config', file], { env })
+    expect(called.code, called.stderr).toBe(0)
+    expect([one.starts(), two.starts()]).toEqual([2, 1])
+  }, 60_000)
+
   it('search --namespace starts only that server', async () => {
     const env = freshEnv()
     const hanging = countedServer('hanging', ['--hang-on-list'])

@@ -112,9 +112,10 @@ async function withSession(open, opts, run, { plainProgress = false, start = 'al
 /**
  * The servers NAME can be on, so `call`/`inspect` start only those: `server/tool` names one; a
  * wire id's owner follows from the server names; a bare tool name is looked up in the cached
- * listings; only a name no cache knows starts every server.
+ * listings. A name no cached listing has starts every server, unless every server's listing is
+ * cached (and `refresh` is not asked): then it is a typo, answered from the cache at once.
  */
-async function serversFor(name) {
+async function serversFor(name, { refresh = false } = {}) {
   const { splitName } = await toolsModule.load()
   const { McpHub } = require('../index.js')
   return (source) => {
@@ -130,8 +131,13 @@ async function serversFor(name) {
       }
     }
     if (split) return new Set() // no such server, or a skipped one: resolveTool says which
-    const cached = source.servers.filter((s) => readCachedTools(s.config)?.tools.some((t) => t.name === name))
-    return cached.length ? new Set(cached.map((s) => s.config.id)) : 'all'
+    const listings = source.servers.map((s) => ({ id: s.config.id, tools: readCachedTools(s.config)?.tools }))
+    const owners = listings.filter((l) => l.tools?.some((t) => t.name === name))
+    if (owners.length) return new Set(owners.map((l) => l.id))
+    if (refresh || listings.length === 0 || listings.some((l) => !l.tools)) return 'all'
+    const known = listings.flatMap((l) => l.tools.map((t) => `${l.id}/${t.name}`))
+    const nearest = closest(name, known, (full) => full.slice(full.indexOf('/') + 1))
+    throw new CliError(`No tool ${JSON.stringify(name)} on any server, by their cached tool lists.${didYouMean(nearest)} A tool a server added since is reached as SERVER/TOOL, which starts that server.`, EXIT.TOOL_NOT_FOUND)
   }
 }
 
@@ -308,7 +314,7 @@ export function createProgram({ open = openSession } = {}) {
       const out = await session(opts, async (s) => {
         const entry = resolveTool(s.registry, name, knownServers(s))
         return { id: labelOf(entry), name: entry.name, server: entry.mcp?.serverId ?? null, tool: entry.mcp?.toolName ?? null, description: entry.tool.description ?? entry.description, inputSchema: await resolveJsonSchema(entry.tool), signature: await signatureOf(entry) }
-      }, { start: await serversFor(name), useCache: true })
+      }, { start: await serversFor(name, opts), useCache: true })
       if (opts.json) return printJson(out)
       console.log(out.signature)
     })
