@@ -22,9 +22,11 @@ function keyOf({ key, type, command, args, env, cwd, url, headers }) {
 }
 
 /**
- * How long a failure is remembered: long enough that a burst of commands pays for a hanging
- * server once, short enough that a server fixed outside toolreg (an install, a login) is soon
- * tried again without --refresh.
+ * How long a failure is remembered before the server is tried again: long enough that a burst
+ * of commands pays for a hanging server at most once, short enough that a server fixed
+ * outside toolreg (an install, a login) is soon tried again without --refresh. The retry runs
+ * in the background (a detached process for CLI commands, a timer in `serve`): no command or
+ * request waits on it, and the failure stays remembered until the server starts.
  */
 export const FAILURE_MAX_AGE_MS = 10 * 60 * 1000
 
@@ -71,7 +73,11 @@ export function writeCachedTools(config, tools, instructions) {
   }
 }
 
-/** `{ summary, hint?, savedAt }` of this server config's last failure, while it is remembered, or null. */
+/**
+ * `{ summary, hint?, savedAt }` of this server config's last failure (since it last started),
+ * or null; `maxAgeMs` (FAILURE_MAX_AGE_MS unless given, Infinity for every one kept) bounds
+ * how old it may be.
+ */
 export function readRememberedFailure(config, { maxAgeMs = FAILURE_MAX_AGE_MS, now = Date.now() } = {}) {
   const saved = readSaved(config, '.failed', maxAgeMs, now)
   return typeof saved?.summary === 'string' ? saved : null
