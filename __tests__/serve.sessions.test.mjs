@@ -79,9 +79,13 @@ describe('toolreg serve from the first session to the last', () => {
     expect(first.heard.tools).toBe(0)
     await first.client.close()
 
-    // The crash is remembered; the hang only once it times out (30 s here), so a session with a
-    // 3 s timeout finds it out first.
+    // The crash is remembered; the hang only once it times out (30 s here, longer than that
+    // session), so a session with a 3 s timeout finds it out first.
     const probing = await serve([...args.slice(0, -1), '3000'], cacheDir)
+    // A session shorter than the hang's timeout left it known as a server that missed the
+    // start-up wait: this one lists it in the background and waits for nothing.
+    expect(probing.stderr()).toMatch(/hanging is listed in the background: it had not answered within the start-up wait at an earlier start/)
+    expect(probing.initializedMs).toBeLessThan(STARTUP_WAIT_MS / 2)
     await until('the hanging server to be left out', () => /hanging is left out/.test(probing.stderr()), 15_000)
     await probing.client.close()
     const failed = readdirSync(join(cacheDir, 'tools-list')).filter((f) => f.endsWith('.failed.json')).map((f) => JSON.parse(readFileSync(join(cacheDir, 'tools-list', f), 'utf8')).server)

@@ -31,7 +31,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { referenceServer, testServer, testServerPath } from '../__tests__/mcpServers.mjs'
+import { createRequire } from 'node:module'
 import { median } from './catalog.mjs'
+
+const { buildMcpToolWireId } = createRequire(import.meta.url)('../index.js')
 
 if (!existsSync(testServerPath)) {
   console.log('broken-server.bench: skipped — build the test server first: node scripts/cargo.mjs build --example mcp_test_server')
@@ -150,9 +153,10 @@ async function session(file, { cacheDir, npmCache, uvCache, extraArgs = [], watc
   const initialized = performance.now() - started
   const { tools } = await client.listTools()
   const listed = performance.now() - started
-  // A server under two names (npx memory, uvx time) shows under the config id in wire ids.
+  // Tools two servers share (npx memory and memory, uvx time and time) are listed by wire id.
   const names = tools.map((t) => t.name)
-  const servers = Object.entries(markers).filter(([id, tool]) => names.includes(tool) || names.some((n) => n.toLowerCase().startsWith(`mcp__${id.toLowerCase()}__`))).map(([id]) => id)
+  const prefix = (id) => buildMcpToolWireId({ serverId: id, serverName: id, toolName: 'x' }).replace(/x(_[0-9a-f]+)?$/, '')
+  const servers = Object.entries(markers).filter(([id, tool]) => names.includes(tool) || names.some((n) => n.startsWith(prefix(id)))).map(([id]) => id)
   if (watchMs) await new Promise((r) => setTimeout(r, watchMs))
   const result = { initialized, listed, servers, changes, stderr, client }
   return result
@@ -177,6 +181,8 @@ async function firstSessionBench() {
   for (let i = 0; i < runs; i++) {
     const caches = { cacheDir: fresh('cache-'), npmCache: fresh('npm-'), uvCache: fresh('uv-') }
     for (const kind of ['cold', 'warm']) {
+      // Short sessions, shorter than the hanging server's 30 s timeout: the next one knows of
+      // it only as a server that missed the start-up wait.
       const run = await session(file, { ...caches, watchMs: 12_000 })
       await run.client.close()
       table[kind].push(run)

@@ -66,11 +66,27 @@ export function readCachedTools(config, { maxAgeMs = CACHE_MAX_AGE_MS, now = Dat
  */
 export function writeCachedTools(config, tools, instructions) {
   writeSaved(config, '', { tools, instructions })
-  try {
-    rmSync(fileOf(config, '.failed'), { force: true })
-  } catch {
-    // an unremovable file: the failure is forgotten when it ages out
+  for (const kind of ['.failed', '.slow']) {
+    try {
+      rmSync(fileOf(config, kind), { force: true })
+    } catch {
+      // an unremovable file: the memory is forgotten when it ages out
+    }
   }
+}
+
+/**
+ * Remembers that the server had not listed its tools when `serve` answered its first
+ * `tools/list` (it neither answered nor failed within the start-up wait): the next start does
+ * not wait for it either, but lists it in the background. Forgotten when it lists its tools.
+ */
+export function rememberSlowStart(config) {
+  writeSaved(config, '.slow', {})
+}
+
+/** `{ savedAt }` when the server was slower than `serve`'s start-up wait at an earlier start (within a day), or null. */
+export function readSlowStart(config, { maxAgeMs = CACHE_MAX_AGE_MS, now = Date.now() } = {}) {
+  return readSaved(config, '.slow', maxAgeMs, now)
 }
 
 /**

@@ -7,7 +7,7 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import { createHash, randomBytes } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { FAILURE_MAX_AGE_MS, readCachedTools, readGatewayAnswer, readRememberedFailure, rememberFailure, writeCachedTools, writeGatewayAnswer } from './cache.mjs'
+import { FAILURE_MAX_AGE_MS, readCachedTools, readGatewayAnswer, readRememberedFailure, readSlowStart, rememberFailure, rememberSlowStart, writeCachedTools, writeGatewayAnswer } from './cache.mjs'
 import { fileTokenStore } from './auth.mjs'
 import { describeFailure, isPackageRunner } from './failures.mjs'
 import { num, plural } from './format.mjs'
@@ -174,6 +174,8 @@ export async function createGateway(servers, { contextWindow, exec = false, time
   /** The failure last said of each server, so a retry that fails alike says nothing new. */
   const failureSaid = new Map()
   const retryTimers = new Set()
+  /** The servers the first answers wait for (no cached list, no failure or slow start remembered). */
+  const waitedFor = []
   /** Servers held in the hub as failed: a client's prompts and resources lists leave them out. */
   const held = new Set()
   for (const server of servers) {
@@ -190,7 +192,15 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       const ago = Math.max(1, Math.round((Date.now() - remembered.savedAt) / 60_000))
       log(`${server.config.id} is left out: it failed ${ago} min ago (${remembered.summary}); trying it again in the background`)
       listLive(server, { probe: true })
-    } else pending.push(listLive(server))
+    } else if (readSlowStart(server.config)) {
+      // It missed the start-up wait last time (hanging, or slow to start): listed in the
+      // background, not waited for; it joins with list_changed if it answers.
+      log(`${server.config.id} is listed in the background: it had not answered within the start-up wait at an earlier start`)
+      listLive(server)
+    } else {
+      waitedFor.push(server)
+      pending.push(listLive(server))
+    }
   }
   /**
    * Lists one server in the background: it joins the served tools, or is left out with why,
@@ -409,6 +419,8 @@ export async function createGateway(servers, { contextWindow, exec = false, time
   // client that lists once sees them; one that joins later is announced with list_changed.
   const firstList = (async () => {
     await waitAtMost(settled, startupWaitMs - process.uptime() * 1000)
+    // The ones that neither answered nor failed by then are not waited for at the next start.
+    if (!closing) for (const { config } of waitedFor) if (!listings.has(config.id)) rememberSlowStart(config)
     await gatewayExists
     await rebuilding // the servers that answered after the first build
     firstListed = true
