@@ -173,7 +173,8 @@ export async function createGateway(servers, { contextWindow, exec = false, time
   const byId = new Map(servers.map((s) => [s.config.id, s]))
   /** The failure last said of each server, so a retry that fails alike says nothing new. */
   const failureSaid = new Map()
-  const retryTimers = new Set()
+  /** Server id → the timer of its next retry in the background. */
+  const retryTimers = new Map()
   /** The servers the first answers wait for (no cached list, no failure or slow start remembered). */
   const waitedFor = []
   /** Servers held in the hub as failed: a client's prompts and resources lists leave them out. */
@@ -251,12 +252,14 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     }
     listingsChanged++
     if (gateway) rebuild()
+    // One retry at a time (a failure found by a listing and by a client's prompts at once).
+    if (retryTimers.has(config.id)) return
     const timer = setTimeout(() => {
-      retryTimers.delete(timer)
+      retryTimers.delete(config.id)
       if (!closing) listLive(byId.get(config.id), { probe: true })
     }, FAILURE_MAX_AGE_MS)
     timer.unref()
-    retryTimers.add(timer)
+    retryTimers.set(config.id, timer)
   }
   const descriptors = new Map()
   // The identity tool trust pins under (the config's command line or URL), as `toolreg trust` has it.
@@ -413,12 +416,13 @@ export async function createGateway(servers, { contextWindow, exec = false, time
   // instructions follow from the servers' tools) waits for the servers up to half the
   // start-up wait, the first tools/list up to all of it (see STARTUP_WAIT_MS).
   const settled = Promise.allSettled(pending)
-  await waitAtMost(settled, startupWaitMs / 2 - process.uptime() * 1000)
+  const waits = new Set()
+  await waitAtMost(settled, startupWaitMs / 2 - process.uptime() * 1000, waits)
   firstBuildSaw = listingsChanged
   // The first tools/list: every server that answered within the start-up wait is in it, so a
   // client that lists once sees them; one that joins later is announced with list_changed.
   const firstList = (async () => {
-    await waitAtMost(settled, startupWaitMs - process.uptime() * 1000)
+    await waitAtMost(settled, startupWaitMs - process.uptime() * 1000, waits)
     // The ones that neither answered nor failed by then are not waited for at the next start.
     if (!closing) for (const { config } of waitedFor) if (!listings.has(config.id)) rememberSlowStart(config)
     await gatewayExists
@@ -520,7 +524,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     },
     async close() {
       closing = true
-      for (const timer of retryTimers) clearTimeout(timer)
+      for (const timer of [...retryTimers.values(), ...waits]) clearTimeout(timer)
       gateway.close()
       for (const controller of running.values()) controller.abort()
       await hub.close()
@@ -528,12 +532,19 @@ export async function createGateway(servers, { contextWindow, exec = false, time
   }
 }
 
-/** Resolves when `promise` settles or after `ms` (at once when `ms` is not positive). */
-function waitAtMost(promise, ms) {
+/**
+ * Resolves when `promise` settles or after `ms` (at once when `ms` is not positive). The timer
+ * is kept in `timers` meanwhile, for a close to clear: a gateway whose client went away is not
+ * kept up by it.
+ */
+function waitAtMost(promise, ms, timers) {
   if (!(ms > 0)) return Promise.resolve()
   let timer
-  const elapsed = new Promise((resolve) => (timer = setTimeout(resolve, ms)))
-  return Promise.race([promise, elapsed]).finally(() => clearTimeout(timer))
+  const elapsed = new Promise((resolve) => timers.add((timer = setTimeout(resolve, ms))))
+  return Promise.race([promise, elapsed]).finally(() => {
+    clearTimeout(timer)
+    timers.delete(timer)
+  })
 }
 
 /**
