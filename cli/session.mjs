@@ -228,6 +228,7 @@ function retryInBackground(server, failure, timeoutMs) {
     const probe = spawn(process.execPath, [new URL('./probe.mjs', import.meta.url).pathname], {
       detached: true,
       stdio: 'ignore',
+      windowsHide: true,
       env: { ...process.env, TOOLREG_PROBE: JSON.stringify({ config: server.config, display: server.display, timeoutMs }) },
     })
     probe.on('error', () => {}) // no Node to start: the memory lapses again and the next command tries
