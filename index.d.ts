@@ -692,7 +692,14 @@ export declare class McpHub implements McpToolHost {
   addServer(config: McpServerConfig): void
   removeServer(id: string): Promise<boolean>
   readonly servers: Array<{ id: string; name: string; transport: string }>
-  listTools(serverId: string, opts?: { timeoutMs?: number }): Promise<McpTool[]>
+  /** `probe`: list a server held as failed too (see `hold`); a success lifts the hold. */
+  listTools(serverId: string, opts?: { timeoutMs?: number; probe?: boolean }): Promise<McpTool[]>
+  /**
+   * Holds a server the host remembers as failed: every request to it fails at once with
+   * `reason` instead of starting it or waiting on it, until `listTools(serverId, { probe: true })`
+   * connects.
+   */
+  hold(serverId: string, reason: string): void
   /** The `instructions` the server sent at connect (null: none, or not connected); unreviewed third-party text. */
   instructions(serverId: string): string | null
   callTool(

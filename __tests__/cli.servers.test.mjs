@@ -2,7 +2,7 @@
 // the reason, shown) so the next commands leave the server out at once; `search -n` starts one
 // server; `exec` starts a cached server only when its code calls it. Real servers: our rmcp test
 // server, behind a wrapper that counts its starts.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -71,6 +71,42 @@ describe('a broken server costs one command, not every command', () => {
     expect(called.code, called.stderr).toBe(0)
     expect([one.starts(), two.starts()]).toEqual([2, 1])
   }, 60_000)
+
+  it('prompts and resources wait on no server whose failure is remembered; once the memory lapses the server is tried again in the background, and joins when it starts', async () => {
+    const env = freshEnv()
+    const cacheDir = env.TOOLREG_CACHE_DIR
+    // A server that cannot start yet: its command is a script we mend later (the config, and
+    // so the cache key, stay the same).
+    const script = join(mkdtempSync(join(tmpdir(), 'toolreg-mended-')), 'server.sh')
+    writeFileSync(script, 'sleep 600\n')
+    const { command, args } = testServer('mended', ['--conformance'])
+    const file = writeConfig({ mcpServers: { mended: { command: 'sh', args: [script] }, live: { command, args } } })
+    const first = await runCli(['prompts', '--config', file, '--timeout', '2000'], { env })
+    expect(first.stderr).toMatch(/mended is left out: did not answer within 2 s/)
+
+    const failedFile = () => readdirSync(join(cacheDir, 'tools-list')).find((f) => f.endsWith('.failed.json'))
+    const memory = () => JSON.parse(readFileSync(join(cacheDir, 'tools-list', failedFile()), 'utf8'))
+    // Remembered: left out at once, by prompts and resources alike.
+    for (const verb of ['prompts', 'resources']) {
+      const run = await runCli([verb, '--config', file, '--timeout', '20000'], { env })
+      expect(run.ms, verb).toBeLessThan(8000)
+      expect(run.stderr, verb).toMatch(/mended is left out: did not answer within 2 s[^\n]*failed \d+ min ago and is left out; it is tried again in the background 10 min after that/)
+    }
+
+    // Mended, and the memory 11 minutes old: the command still does not wait on it, it says so,
+    // and a process of its own tries the server meanwhile.
+    writeFileSync(script, `exec ${[command, ...args].map((w) => `'${w}'`).join(' ')}\n`)
+    const aged = { ...memory(), savedAt: Date.now() - 11 * 60_000 }
+    writeFileSync(join(cacheDir, 'tools-list', failedFile()), JSON.stringify(aged))
+    const lapsed = await runCli(['prompts', '--config', file, '--timeout', '20000'], { env })
+    expect(lapsed.ms).toBeLessThan(8000)
+    expect(lapsed.stderr).toMatch(/mended is left out: [^\n]*is being tried again in the background: --refresh tries it now/)
+    for (let i = 0; i < 200 && failedFile(); i++) await new Promise((r) => setTimeout(r, 100))
+    expect(failedFile()).toBeUndefined() // the background try listed it: its failure is forgotten
+    const joined = await runCli(['prompts', 'mended', '--config', file, '--timeout', '20000'], { env })
+    expect(joined.code).toBe(0)
+    expect(joined.stdout).toMatch(/^mended\//m)
+  }, 120_000)
 
   it('search --namespace starts only that server', async () => {
     const env = freshEnv()

@@ -114,7 +114,7 @@ describe('toolreg serve over stdio, with the official MCP SDK client', () => {
   }, 60_000)
 
   it('passes a server\'s progress, log messages and list changes on to the client', async () => {
-    const { client } = await stdioClient(['--config', configOf(testServer('live'))])
+    const { client } = await stdioClient(['--config', configOf(testServer('live', ['--rug-pull', 'none']))])
     closing.push(() => client.close())
     const progress = []
     const result = await client.callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, { onprogress: (p) => progress.push(p) })
@@ -131,16 +131,28 @@ describe('toolreg serve over stdio, with the official MCP SDK client', () => {
     await client.setLoggingLevel('error')
     await client.callTool({ name: 'log', arguments: { text: 'below the level' } })
 
-    const changed = new Promise((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, resolve))
+    let changes = 0
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => changes++)
     expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('toggled')
     await client.callTool({ name: 'toggle', arguments: {} })
-    await changed
     // A tool that appears after the server's first listing is held by tool trust until approved
-    // (on by default, pins in memory): not listed, and a call of it says why.
+    // (on by default, pins in memory): not listed, and a call of it says why. The list the
+    // client has did not change, so it is not told that it did.
+    let held = ''
+    for (let i = 0; i < 100 && !/is held/.test(held); i++) {
+      held = await client.callTool({ name: 'toggled', arguments: {} }).then(textOf, (error) => error.message)
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    expect(held).toMatch(/is held until the user approves it: toggled: new tool, not yet approved/)
     expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('toggled')
-    const held = await client.callTool({ name: 'toggled', arguments: {} })
-    expect(held.isError).toBe(true)
-    expect(textOf(held)).toMatch(/is held until the user approves it: toggled: new tool, not yet approved/)
+    expect(changes).toBe(0)
+    // A change of what the client sees (echo renamed: the old name goes, the new one is held)
+    // is passed on, once.
+    await client.callTool({ name: 'rug_pull', arguments: { kind: 'rename' } })
+    for (let i = 0; i < 100 && changes === 0; i++) await new Promise((r) => setTimeout(r, 50))
+    await new Promise((r) => setTimeout(r, 300))
+    expect(changes).toBe(1)
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('echo')
     expect(logs).toHaveLength(1)
   }, 60_000)
 

@@ -22,9 +22,11 @@ function keyOf({ key, type, command, args, env, cwd, url, headers }) {
 }
 
 /**
- * How long a failure is remembered: long enough that a burst of commands pays for a hanging
- * server once, short enough that a server fixed outside toolreg (an install, a login) is soon
- * tried again without --refresh.
+ * How long a failure is remembered before the server is tried again: long enough that a burst
+ * of commands pays for a hanging server at most once, short enough that a server fixed
+ * outside toolreg (an install, a login) is soon tried again without --refresh. The retry runs
+ * in the background (a detached process for CLI commands, a timer in `serve`): no command or
+ * request waits on it, and the failure stays remembered until the server starts.
  */
 export const FAILURE_MAX_AGE_MS = 10 * 60 * 1000
 
@@ -64,14 +66,34 @@ export function readCachedTools(config, { maxAgeMs = CACHE_MAX_AGE_MS, now = Dat
  */
 export function writeCachedTools(config, tools, instructions) {
   writeSaved(config, '', { tools, instructions })
-  try {
-    rmSync(fileOf(config, '.failed'), { force: true })
-  } catch {
-    // an unremovable file: the failure is forgotten when it ages out
+  for (const kind of ['.failed', '.slow']) {
+    try {
+      rmSync(fileOf(config, kind), { force: true })
+    } catch {
+      // an unremovable file: the memory is forgotten when it ages out
+    }
   }
 }
 
-/** `{ summary, hint?, savedAt }` of this server config's last failure, while it is remembered, or null. */
+/**
+ * Remembers that the server had not listed its tools when `serve` answered its first
+ * `tools/list` (it neither answered nor failed within the start-up wait): the next start does
+ * not wait for it either, but lists it in the background. Forgotten when it lists its tools.
+ */
+export function rememberSlowStart(config) {
+  writeSaved(config, '.slow', {})
+}
+
+/** `{ savedAt }` when the server was slower than `serve`'s start-up wait at an earlier start (within a day), or null. */
+export function readSlowStart(config, { maxAgeMs = CACHE_MAX_AGE_MS, now = Date.now() } = {}) {
+  return readSaved(config, '.slow', maxAgeMs, now)
+}
+
+/**
+ * `{ summary, hint?, savedAt }` of this server config's last failure (since it last started),
+ * or null; `maxAgeMs` (FAILURE_MAX_AGE_MS unless given, Infinity for every one kept) bounds
+ * how old it may be.
+ */
 export function readRememberedFailure(config, { maxAgeMs = FAILURE_MAX_AGE_MS, now = Date.now() } = {}) {
   const saved = readSaved(config, '.failed', maxAgeMs, now)
   return typeof saved?.summary === 'string' ? saved : null

@@ -19,12 +19,15 @@ export const DEFAULT_TIMEOUT_MS = 30_000
 export const PACKAGE_RUNNER_TIMEOUT_MS = 180_000
 
 /**
- * How long after it starts `serve` may wait for servers with no cached tool list before it
- * answers the client (`initialize`, then `tools/list`): fast servers make the first list and
- * the instructions, a slow or broken one never holds a client (whose connect timeout may be a
- * few seconds) and joins later with `list_changed`.
+ * How long after it starts `serve` may wait for servers with no cached tool list (and no
+ * remembered failure) before its first `tools/list` answer: every server ready by then is in
+ * it, so a client that lists once at start sees it; `initialize` (with the instructions)
+ * waits for them up to half of it. A server still starting then joins with `list_changed`.
+ * The bound comes from the clients' own timeouts, counted from the spawn: the OpenAI Agents
+ * SDK gives each request 5 s (initialize at 3 s, tools/list 3 s after), Codex 10 s for the
+ * start, initialize and tools/list together; see docs/gateway.md.
  */
-export const STARTUP_WAIT_MS = 700
+export const STARTUP_WAIT_MS = 6000
 
 /** The entry script of an installed package's bin. */
 export function binOf(pkg) {

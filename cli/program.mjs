@@ -486,7 +486,7 @@ export function createProgram({ open = openSession } = {}) {
     .option('--exec', 'add tool_exec (sandboxed JavaScript that calls tools)')
     .option('--profile <name>', 'serve only the servers and tools of this profile ("toolreg": { "profiles": ... } in the config)')
     .addOption(timeoutOption())
-    .option('--startup-wait <ms>', 'how long after its start serve may wait for servers with no cached tool list before answering the client; later ones join with a tools/list_changed notification (for a client that ignores it, raise this to --timeout)', (v) => (v === '0' ? 0 : positiveInt(v)), STARTUP_WAIT_MS)
+    .option('--startup-wait <ms>', 'how long after its start serve may wait for servers with no cached tool list before its first tools/list answer (initialize waits up to half of it); later ones join with a tools/list_changed notification (for a client that ignores it, raise this to --timeout, within the client\'s own timeouts)', (v) => (v === '0' ? 0 : positiveInt(v)), STARTUP_WAIT_MS)
     .addOption(callTimeoutOption('a tool call, prompt or resource request forwarded to a server'))
     .option('--state-key-file <file>', 'the secret (32 bytes or more) that signs the request state handed to 2026-07-28 clients with input-required results; give every replica behind one address the same (else TOOLREG_STATE_KEY, else one per process)')
     .option('--trust-file <file>', 'pin every server\'s tool definitions in this JSON file (a pin file you can commit; made on first use): a tool its server changes, adds later or that looks poisoned is held, not served, until approved with toolreg trust approve; without it pins are kept in memory for this run')

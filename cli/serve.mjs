@@ -7,7 +7,7 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import { createHash, randomBytes } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { readCachedTools, readGatewayAnswer, readRememberedFailure, rememberFailure, writeCachedTools, writeGatewayAnswer } from './cache.mjs'
+import { FAILURE_MAX_AGE_MS, readCachedTools, readGatewayAnswer, readRememberedFailure, readSlowStart, rememberFailure, rememberSlowStart, writeCachedTools, writeGatewayAnswer } from './cache.mjs'
 import { fileTokenStore } from './auth.mjs'
 import { describeFailure, isPackageRunner } from './failures.mjs'
 import { num, plural } from './format.mjs'
@@ -91,20 +91,48 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     if (!gateway) throw new Error('no client is connected to the gateway')
     return JSON.parse(await gateway.askClient(kind, JSON.stringify(request)))
   }
-  /** Builds the tool list again and tells the clients; `why` is logged when it is done. */
+  // The rebuild waiting to start, if any: the changes that come in meanwhile (a server that
+  // joins, and the list_changed bursts servers send as they register their tools) all go into
+  // it, so the clients hear one tools/list_changed for them.
+  let queued = null
+  // The first tools/list has been answered (or may be): list changes are announced from then on.
+  let firstListed = false
+  /**
+   * Builds the tool list again and tells the clients, once, if it changed; `why` is logged
+   * when it is done.
+   */
   const rebuild = (why) => {
+    if (queued) {
+      if (why) queued.whys.push(why)
+      return
+    }
+    queued = { whys: why ? [why] : [] }
     rebuilding = rebuilding.then(async () => {
+      const { whys } = queued
+      queued = null
       try {
+        const before = JSON.stringify([definitions, instructions])
         await build()
         gateway.setInstructions(instructions)
-        await gateway.notifyToolsChanged()
-        if (why) log(`${why}; now ${describeSummary(summary)}`)
+        // Before the first tools/list is answered (it waits for this), no client has a list
+        // to refresh.
+        if (firstListed && JSON.stringify([definitions, instructions]) !== before) await gateway.notifyToolsChanged()
+        for (const said of whys) log(`${said}; now ${describeSummary(summary)}`)
       } catch (error) {
         log(`warning: could not rebuild the tool list: ${error.message}`)
       }
     })
   }
+  // A server's list_changed makes it listed anew: one listing at a time per server, and one
+  // more if it said so again meanwhile (servers announce each tool they add at start).
+  const relisting = new Map()
   const onToolsChanged = (serverId) => {
+    if (relisting.has(serverId)) {
+      relisting.get(serverId).again = true
+      return
+    }
+    const state = { again: false }
+    relisting.set(serverId, state)
     const config = configs.get(serverId)
     hub
       .listTools(serverId, { timeoutMs })
@@ -112,9 +140,13 @@ export async function createGateway(servers, { contextWindow, exec = false, time
         const instructions = hub.instructions(serverId)
         listings.set(serverId, { tools, instructions })
         writeCachedTools(config, tools, instructions)
-        rebuild()
+        if (!state.again) rebuild()
       })
       .catch((error) => log(`warning: could not list ${serverId} after it changed its tools: ${error.message}`))
+      .finally(() => {
+        relisting.delete(serverId)
+        if (state.again && !closing) onToolsChanged(serverId)
+      })
   }
   const hub = new McpHub({
     servers: servers.map((s) => s.config),
@@ -138,37 +170,96 @@ export async function createGateway(servers, { contextWindow, exec = false, time
   // Counts listings that settled, so one that settles while the first build runs is not missed.
   let listingsChanged = 0
   let firstBuildSaw
+  const byId = new Map(servers.map((s) => [s.config.id, s]))
+  /** The failure last said of each server, so a retry that fails alike says nothing new. */
+  const failureSaid = new Map()
+  /** Server id → the timer of its next retry in the background. */
+  const retryTimers = new Map()
+  /** The servers the first answers wait for (no cached list, no failure or slow start remembered). */
+  const waitedFor = []
+  /** Servers held in the hub as failed: a client's prompts and resources lists leave them out. */
+  const held = new Set()
   for (const server of servers) {
     const cached = readCachedTools(server.config)
+    const remembered = cached ? null : readRememberedFailure(server.config, { maxAgeMs: Infinity })
     if (cached) listings.set(server.config.id, { tools: cached.tools, instructions: cached.instructions })
-    // A server that failed a moment ago is tried again, but the first answer does not wait for it.
-    else if (readRememberedFailure(server.config)) listLive(server)
-    else pending.push(listLive(server))
+    else if (remembered) {
+      // A server that failed before: nothing waits on it (no request of any client, nor the
+      // first answer); it is tried again in the background, and joins if it starts now.
+      hub.hold(server.config.id, remembered.summary)
+      held.add(server.config.id)
+      listings.set(server.config.id, { failed: remembered.summary })
+      failureSaid.set(server.config.id, remembered.summary)
+      const ago = Math.max(1, Math.round((Date.now() - remembered.savedAt) / 60_000))
+      log(`${server.config.id} is left out: it failed ${ago} min ago (${remembered.summary}); trying it again in the background`)
+      listLive(server, { probe: true })
+    } else if (readSlowStart(server.config)) {
+      // It missed the start-up wait last time (hanging, or slow to start): listed in the
+      // background, not waited for; it joins with list_changed if it answers.
+      log(`${server.config.id} is listed in the background: it had not answered within the start-up wait at an earlier start`)
+      listLive(server)
+    } else {
+      waitedFor.push(server)
+      pending.push(listLive(server))
+    }
   }
-  /** Lists one server in the background: it joins the served tools, or is left out with why. */
-  async function listLive({ config, display }) {
+  /**
+   * Lists one server in the background: it joins the served tools, or is left out with why,
+   * held in the hub (no request waits on it) and tried again once its failure memory lapses.
+   * `probe`: the server is held; this listing is the retry.
+   */
+  async function listLive({ config }, { probe = false } = {}) {
     const serverTimeout = timeoutOf(config)
     try {
-      const tools = await hub.listTools(config.id, { timeoutMs: serverTimeout })
+      const tools = await hub.listTools(config.id, { timeoutMs: serverTimeout, probe })
       const instructions = hub.instructions(config.id)
+      const wasHeld = held.delete(config.id)
       listings.set(config.id, { tools, instructions })
+      failureSaid.delete(config.id)
       writeCachedTools(config, tools, instructions)
       // Before the gateway exists, the first build takes it in (and the start-up line says so).
       listingsChanged++
-      if (gateway) rebuild(`${config.id} joined with ${plural(tools.filter((t) => keeps(config.id, t.name)).length, 'tool')}`)
+      if (gateway) {
+        rebuild(`${config.id} joined with ${plural(tools.filter((t) => keeps(config.id, t.name)).length, 'tool')}`)
+        // Prompts and resources listed while it was out are listed anew.
+        if (wasHeld) gateway.serverJoined(config.id)
+      }
     } catch (error) {
       // The gateway closing (the client went away) ends listings too: that is no failure of the
       // server's, to report or to remember.
       if (closing) return
-      const stderrTail = hub.status().find((x) => x.id === config.id)?.stderrTail ?? ''
-      const failure = describeFailure({ id: config.id, transport: config.type, command: display, error: error?.message ?? String(error), code: error?.code, timeoutMs: serverTimeout, stderrTail, runner: isPackageRunner(config) })
-      listings.set(config.id, { failed: failure.summary })
-      rememberFailure(config, failure)
+      serverFailed(config, { message: error?.message ?? String(error), code: error?.code }, serverTimeout)
+    }
+  }
+  /**
+   * A server that did not start (listing its tools, or for a client's prompts or resources):
+   * said once with why, remembered for the CLI and the next start, held in the hub so that no
+   * request waits on it, and tried again in the background when the memory lapses.
+   */
+  function serverFailed(config, { message, code }, serverTimeout) {
+    const display = byId.get(config.id)?.display ?? config.id
+    const stderrTail = hub.status().find((x) => x.id === config.id)?.stderrTail ?? ''
+    const failure = describeFailure({ id: config.id, transport: config.type, command: display, error: message, code, timeoutMs: serverTimeout, stderrTail, runner: isPackageRunner(config) })
+    hub.hold(config.id, failure.summary)
+    held.add(config.id)
+    rememberFailure(config, failure)
+    // A server whose tools were cached keeps them listed: a call fails at once, with why.
+    if (!listings.get(config.id)?.tools) listings.set(config.id, { failed: failure.summary })
+    if (failureSaid.get(config.id) !== failure.summary) {
+      failureSaid.set(config.id, failure.summary)
       const said = stderrTail.trim().split('\n').pop()
       log(`warning: ${config.id} is left out: ${failure.summary}${failure.hint ? `; ${failure.hint}` : ''}${said ? `; stderr: ${said.slice(0, 300)}` : ''}`)
-      listingsChanged++
-      if (gateway) rebuild()
     }
+    listingsChanged++
+    if (gateway) rebuild()
+    // One retry at a time (a failure found by a listing and by a client's prompts at once).
+    if (retryTimers.has(config.id)) return
+    const timer = setTimeout(() => {
+      retryTimers.delete(config.id)
+      if (!closing) listLive(byId.get(config.id), { probe: true })
+    }, FAILURE_MAX_AGE_MS)
+    timer.unref()
+    retryTimers.set(config.id, timer)
   }
   const descriptors = new Map()
   // The identity tool trust pins under (the config's command line or URL), as `toolreg trust` has it.
@@ -320,12 +411,24 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     }
     gateway.setDirectRoutes(JSON.stringify(routes), registry[internals].native)
   }
-  let timer
-  // Counted from the process's start: loading Node, the addon and the config is part of what
-  // the client waits for.
-  const waited = new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, startupWaitMs - process.uptime() * 1000))))
-  await Promise.race([Promise.allSettled(pending), waited]).finally(() => clearTimeout(timer))
+  // Counted from the process's start, as a client's timeouts are from the spawn: loading Node,
+  // the addon and the config is part of what the client waits for. `initialize` (whose
+  // instructions follow from the servers' tools) waits for the servers up to half the
+  // start-up wait, the first tools/list up to all of it (see STARTUP_WAIT_MS).
+  const settled = Promise.allSettled(pending)
+  const waits = new Set()
+  await waitAtMost(settled, startupWaitMs / 2 - process.uptime() * 1000, waits)
   firstBuildSaw = listingsChanged
+  // The first tools/list: every server that answered within the start-up wait is in it, so a
+  // client that lists once sees them; one that joins later is announced with list_changed.
+  const firstList = (async () => {
+    await waitAtMost(settled, startupWaitMs - process.uptime() * 1000, waits)
+    // The ones that neither answered nor failed by then are not waited for at the next start.
+    if (!closing) for (const { config } of waitedFor) if (!listings.has(config.id)) rememberSlowStart(config)
+    await gatewayExists
+    await rebuilding // the servers that answered after the first build
+    firstListed = true
+  })()
   // The first build counts every definition's tokens, and the tokenizer takes a second or two
   // to build its tables in a fresh process: a start with the same inputs as an earlier one
   // answers from what that one served while the build runs.
@@ -342,7 +445,10 @@ export async function createGateway(servers, { contextWindow, exec = false, time
 
   const running = new Map()
   const host = {
-    list: () => definitions,
+    async list() {
+      if (!firstListed) await firstList
+      return definitions
+    },
     async call({ id, name, arguments: args, progress: wantsProgress }) {
       await building // a start answered from an earlier one's tool list
       const target = exposed.get(name)
@@ -389,6 +495,12 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       log(`warning: ${message}`)
       return null
     },
+    // A server that did not start for a client's prompts or resources (LIST_TIMEOUT, 30 s).
+    failed({ serverId, message, code }) {
+      const config = configs.get(serverId)
+      if (config && !closing && !hub.status().some((x) => x.id === serverId && x.state === 'connected')) serverFailed(config, { message, code }, 30_000)
+      return null
+    },
   }
   gateway = new native.NativeGateway(
     'toolreg',
@@ -412,11 +524,27 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     },
     async close() {
       closing = true
+      for (const timer of [...retryTimers.values(), ...waits]) clearTimeout(timer)
       gateway.close()
       for (const controller of running.values()) controller.abort()
       await hub.close()
     },
   }
+}
+
+/**
+ * Resolves when `promise` settles or after `ms` (at once when `ms` is not positive). The timer
+ * is kept in `timers` meanwhile, for a close to clear: a gateway whose client went away is not
+ * kept up by it.
+ */
+function waitAtMost(promise, ms, timers) {
+  if (!(ms > 0)) return Promise.resolve()
+  let timer
+  const elapsed = new Promise((resolve) => timers.add((timer = setTimeout(resolve, ms))))
+  return Promise.race([promise, elapsed]).finally(() => {
+    clearTimeout(timer)
+    timers.delete(timer)
+  })
 }
 
 /**

@@ -2,6 +2,7 @@
 // app would (syncMcpToolsToRegistry for live servers, listed-only entries for cached listings
 // and the demo catalog). A command starts only what it needs: `call server/tool` that server,
 // `search` the servers with no fresh cached listing, `audit` all of them.
+import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { ConfigError, loadConfigFile } from './config.mjs'
 import { discoverConfigs, mergeConfigs } from './discover.mjs'
@@ -116,9 +117,11 @@ function catalogServers(tools) {
  *   the source giving either;
  * - `useCache`: a server with a fresh cached listing is not listed live; its tools are
  *   registered from the cache and it starts only when one of them is called;
- * - `retryFailed`: a server that failed within FAILURE_MAX_AGE_MS is started again. Without it
- *   (and when `start` is 'all': a command naming a server always tries it) the server is left
- *   out with the remembered reason, so one broken server does not cost every command its timeout;
+ * - `retryFailed`: a server whose failure is remembered is started again. Without it (and when
+ *   `start` is 'all': a command naming a server always tries it) the server is left out with
+ *   the remembered reason, so one broken server does not cost every command its timeout; once
+ *   the memory is FAILURE_MAX_AGE_MS old, the server is tried again in the background
+ *   (retryInBackground) while the command goes on without it;
  * - `timeoutMs` with `timeoutGiven` false lets package runners (npx, uvx) take longer;
  * - `callTimeoutMs` bounds each tool call (the hub's default, 60 s, when not given).
  * - `onToolProgress` hears the servers' progress of every tool call (the sync's `onProgress`).
@@ -165,9 +168,13 @@ export async function openSession({ config, demo, onSource, timeoutMs, timeoutGi
       } catch (error) {
         throw new ConfigError(server.file ?? 'the demo setup', server.key, error.message)
       }
-      const failure = !retryFailed && start === 'all' ? readRememberedFailure(server.config) : null
+      const failure = !retryFailed && start === 'all' ? readRememberedFailure(server.config, { maxAgeMs: Infinity }) : null
       const listing = useCache ? readCachedTools(server.config) : null
-      if (failure) session.servers.push(rememberedRecord(server, failure))
+      if (failure) {
+        const lapsed = Date.now() - failure.savedAt >= FAILURE_MAX_AGE_MS
+        if (lapsed) retryInBackground(server, failure, timeoutOf(server.config))
+        session.servers.push(rememberedRecord(server, failure, { lapsed }))
+      }
       else if (listing) cached.push({ server, listing })
       else live.push({ ...server, timeoutMs: timeoutOf(server.config) })
     }
@@ -201,10 +208,34 @@ function recordOf(server) {
 }
 
 /** A server left out for a failure remembered from an earlier command. */
-function rememberedRecord(server, failure) {
+function rememberedRecord(server, failure, { lapsed }) {
   const minutes = Math.max(1, Math.round((Date.now() - failure.savedAt) / 60_000))
-  const retry = `it failed ${minutes} min ago and is left out for ${Math.round(FAILURE_MAX_AGE_MS / 60_000)} min: --refresh tries it now`
+  const retry = lapsed
+    ? `it failed when last tried, ${minutes} min ago, and is being tried again in the background: --refresh tries it now`
+    : `it failed ${minutes} min ago and is left out; it is tried again in the background ${Math.round(FAILURE_MAX_AGE_MS / 60_000)} min after that: --refresh tries it now`
   return { ...recordOf(server), status: 'failed', summary: failure.summary, hint: failure.hint ? `${failure.hint}; ${retry}` : retry, error: failure.summary, stderrTail: '', rememberedAt: failure.savedAt }
+}
+
+/**
+ * Tries a server whose remembered failure lapsed again, in a detached process of its own
+ * (cli/probe.mjs) that outlives the command: it writes the server's tool list to the cache, or
+ * the failure again, for the next command. The memory is renewed first, so that the commands
+ * that run meanwhile neither wait on the server nor start another try.
+ */
+function retryInBackground(server, failure, timeoutMs) {
+  rememberFailure(server.config, failure)
+  try {
+    const probe = spawn(process.execPath, [new URL('./probe.mjs', import.meta.url).pathname], {
+      detached: true,
+      stdio: 'ignore',
+      windowsHide: true,
+      env: { ...process.env, TOOLREG_PROBE: JSON.stringify({ config: server.config, display: server.display, timeoutMs }) },
+    })
+    probe.on('error', () => {}) // no Node to start: the memory lapses again and the next command tries
+    probe.unref()
+  } catch {
+    // as above
+  }
 }
 
 /**

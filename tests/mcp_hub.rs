@@ -447,6 +447,93 @@ async fn malformed_output_is_an_error_not_a_panic() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_on_stdout_is_given_up_within_two_seconds_of_the_first_line() {
+    // A connect timeout far beyond the grace: the server is given up for its garbage, not
+    // for running out of time.
+    let hub = McpHub::with_options(
+        vec![
+            stdio("only", &["--malformed=only"]),
+            stdio("banner", &["--malformed"]),
+        ],
+        HubOptions {
+            connect_timeout: Duration::from_secs(30),
+            shutdown_grace: Duration::from_millis(300),
+            ..HubOptions::default()
+        },
+    )
+    .unwrap();
+    let start = Instant::now();
+    let e = hub
+        .list_tools("only", Duration::from_secs(30))
+        .await
+        .unwrap_err();
+    let took = start.elapsed();
+    assert_eq!(e.code(), "TOOLREG_MCP_CONNECT", "{e}");
+    assert!(e.is_start_failure());
+    // 2 s after its first line, plus the spawn and reaping the child.
+    assert!(took >= Duration::from_secs(2), "{took:?}");
+    assert!(took < Duration::from_millis(3500), "{took:?}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("not JSON-RPC (the first: \"this is not json\")")
+            && msg.contains("no MCP handshake within 2000 ms of the first"),
+        "{msg}"
+    );
+    // A banner before a handshake that follows at once is no reason to give up.
+    assert!(!hub.list_tools("banner", T).await.unwrap().is_empty());
+    hub.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_server_fails_every_request_at_once_until_a_probe_starts_it() {
+    let hub = hub(vec![
+        stdio("hangs", &["--slow-start-ms", "600000"]),
+        stdio("back", &["--conformance"]),
+    ]);
+    hub.hold("hangs", "it did not answer within 30 s").unwrap();
+    hub.hold("back", "it crashed").unwrap();
+    // Neither started nor waited on: every kind of request fails at once, saying why.
+    let start = Instant::now();
+    for e in [
+        hub.list_tools("hangs", T).await.unwrap_err(),
+        call(&hub, "hangs", "echo", json!({ "text": "x" }))
+            .await
+            .unwrap_err(),
+        hub.list_prompts("hangs", T).await.unwrap_err(),
+        hub.list_resources("hangs", T).await.unwrap_err(),
+    ] {
+        assert_eq!(e.code(), "TOOLREG_MCP_CONNECT", "{e}");
+        assert!(
+            e.to_string().contains("it did not answer within 30 s"),
+            "{e}"
+        );
+    }
+    assert!(start.elapsed() < Duration::from_millis(500));
+    assert_eq!(status_of(&hub, "hangs").state, ConnectionState::Idle);
+    assert!(hub.held("hangs").is_some());
+
+    // The background retry connects even so; once it has, the hold is lifted.
+    assert!(!hub.probe_tools("back", T).await.unwrap().is_empty());
+    assert!(hub.held("back").is_none());
+    assert!(!hub.list_prompts("back", T).await.unwrap().is_empty());
+    assert!(hub.capabilities("back").unwrap().prompts.is_some());
+    // A probe that fails leaves it held.
+    let e = hub
+        .probe_tools("hangs", Duration::from_millis(300))
+        .await
+        .unwrap_err();
+    assert!(e.is_start_failure(), "{e}");
+    assert!(
+        hub.list_tools("hangs", T)
+            .await
+            .unwrap_err()
+            .to_string()
+            .contains("it did not answer within 30 s")
+    );
+    hub.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_changed_invalidates_the_cache_and_storms_are_harmless() {
     let hub = hub(vec![stdio("t", &[])]);
     let before = hub.list_tools("t", T).await.unwrap();

@@ -200,10 +200,22 @@ class McpHub {
     return callNative(() => this.#native.instructions(serverId)) ?? null
   }
 
-  /** The tools the server lists (all pages), from the cache when nothing changed. */
-  async listTools(serverId, { timeoutMs = DEFAULT_LIST_TIMEOUT_MS } = {}) {
+  /**
+   * Holds a server the host remembers as failed: every request to it (tools, calls, prompts,
+   * resources) fails at once with `reason` (a sentence) instead of starting it or waiting on
+   * it, until a `listTools(serverId, { probe: true })` connects.
+   */
+  hold(serverId, reason) {
+    callNative(() => this.#native.hold(serverId, String(reason)))
+  }
+
+  /**
+   * The tools the server lists (all pages), from the cache when nothing changed. `probe`: list
+   * a server held as failed too (see `hold`), to try it again; a success lifts the hold.
+   */
+  async listTools(serverId, { timeoutMs = DEFAULT_LIST_TIMEOUT_MS, probe = false } = {}) {
     const known = this.#tools.get(serverId)
-    const listing = await awaitNative(this.#native.listTools(serverId, timeoutMs, known?.version))
+    const listing = await awaitNative(this.#native.listTools(serverId, timeoutMs, known?.version, probe))
     if (listing.toolsJson == null && known) return known.tools
     const tools = JSON.parse(listing.toolsJson)
     this.#tools.set(serverId, { version: listing.version, tools })

@@ -17,7 +17,7 @@ use crate::gateway::{
     ArgumentCheck, ClientRequest, DEFAULT_CALL_TIMEOUT, DirectRoute, Gateway, GatewayCall,
     GatewayHost, GatewayInfo, HostAnswer, HttpOptions, StateKey, serve_http,
 };
-use crate::mcp::ServerList;
+use crate::mcp::{McpError, ServerList};
 use crate::registry::{InputCheck, Registry};
 
 struct JsHost(JsCallback);
@@ -72,6 +72,14 @@ impl GatewayHost for JsHost {
         self.0.notify(json!({ "op": "warn", "message": message }));
     }
 
+    fn server_failed(&self, server_id: &str, error: &McpError) {
+        self.0.notify(
+            json!({ "op": "failed", "serverId": server_id, "message": error.to_string(),
+                "code": error.code(), "details": error.details(),
+            }),
+        );
+    }
+
     fn forwarded(&self, name: &str) {
         self.0.notify(json!({ "op": "forwarded", "name": name }));
     }
@@ -124,8 +132,10 @@ impl NativeGateway {
     /// `host(requestJson) → Promise<answerJson>`: `{ op: "list" }` → an array of MCP tools;
     /// `{ op: "call", id, name, arguments, progress }` → a `CallToolResult`, `{ error }`, or
     /// `{ forward: { serverId, tool } }` to call that tool of `hub` from here;
-    /// `{ op: "cancel", id }`; `{ op: "warn", message }`. Prompts, resources and completions go
-    /// to `hub`'s servers without the host.
+    /// `{ op: "cancel", id }`; `{ op: "warn", message }`; `{ op: "failed", serverId, message,
+    /// code, details }` when a server did not start for a prompts or resources request (the
+    /// host holds it, see `McpHub.hold`). Prompts, resources and completions go to `hub`'s
+    /// servers without the host.
     /// `call_timeout_ms`: how long a request forwarded to a server may take (default 60 s).
     /// `state_key`: the secret (32 bytes or more) that signs the request state handed to
     /// 2026-07-28 clients, the same on every replica; without it, one drawn for this process.
@@ -286,6 +296,13 @@ impl NativeGateway {
         };
         self.gateway.list_changed(list).await;
         Ok(())
+    }
+
+    /// Server `serverId` started after clients may have listed prompts or resources without
+    /// it: those lists are made anew, and the clients told, if it offers them.
+    #[napi]
+    pub async fn server_joined(&self, server_id: String) {
+        self.gateway.server_joined(&server_id).await;
     }
 
     /// A server's `notifications/resources/updated`, for the clients subscribed to `uri`.

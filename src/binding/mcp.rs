@@ -339,18 +339,24 @@ impl NativeMcpHub {
             .servers_for_wire_ids(wire_ids.iter().map(String::as_str))
     }
 
+    /// `probe`: list a server held as failed too (`hold`), to try it again; a success lifts
+    /// the hold.
     #[napi]
     pub async fn list_tools(
         &self,
         server_id: String,
         timeout_ms: u32,
         known_version: Option<u32>,
+        probe: Option<bool>,
     ) -> Result<McpToolListing> {
         let hub = self.hub.clone();
-        let tools = hub
-            .list_tools(&server_id, Duration::from_millis(u64::from(timeout_ms)))
-            .await
-            .map_err(mcp_error)?;
+        let timeout = Duration::from_millis(u64::from(timeout_ms));
+        let tools = if probe == Some(true) {
+            hub.probe_tools(&server_id, timeout).await
+        } else {
+            hub.list_tools(&server_id, timeout).await
+        }
+        .map_err(mcp_error)?;
         let version = {
             let mut listings = lock(&self.listings);
             match listings.get(&server_id) {
@@ -504,6 +510,14 @@ impl NativeMcpHub {
 
     /// The `instructions` the server sent when its current connection opened (unreviewed:
     /// `js/trust.js` reviews them before they may reach a model).
+    /// Holds server `server_id` as failed, for `reason` (a sentence): every request to it
+    /// fails at once with it instead of starting the server, until a `listTools` with `probe`
+    /// connects.
+    #[napi]
+    pub fn hold(&self, server_id: String, reason: String) -> Result<()> {
+        self.hub.hold(&server_id, reason).map_err(mcp_error)
+    }
+
     #[napi]
     pub fn instructions(&self, server_id: String) -> Result<Option<String>> {
         self.hub.instructions(&server_id).map_err(mcp_error)

@@ -2,9 +2,14 @@
 //!
 //! Nothing here is deferred or ranked: these lists are the user's to pick from (a client shows
 //! prompts as commands and resources as attachments), not the model's. A client that asks gets
-//! every server's, gathered when it asks, each server within [`LIST_TIMEOUT`] and all at once;
-//! so the first such request starts the servers that are not running yet. A server that fails
-//! is left out of that list with a warning, as it is from the tools.
+//! every server's, gathered when it asks, all at once; so the first such request starts the
+//! servers that are not running yet. The answer waits [`LATE_AFTER`] at most: a server still
+//! starting then is left out of it, listed when it has started (within [`LIST_TIMEOUT`]), and
+//! the clients are told the list changed. A server that fails to start is left out of that
+//! list and reported to the host once
+//! ([`GatewayHost::server_failed`](super::GatewayHost::server_failed)), which holds it in the
+//! hub; a server held as failed ([`McpHub::hold`]) is left out at once, so no request waits on
+//! a server already known not to start. Another failure is a warning.
 //!
 //! Names stay as the servers give them. A prompt name two servers share is listed as
 //! `<server>__<name>` for each of them. A resource URI belongs to the first server (in config
@@ -31,6 +36,11 @@ use crate::mcp::{McpError, McpHub, ServerList};
 
 /// How long one server may take to start and list its prompts or resources.
 const LIST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a client's prompts or resources list waits for a server that is still starting;
+/// its items come with a `list_changed` once it answers. Well within the shortest per-request
+/// timeout of the clients in use (the OpenAI Agents SDK's 5 s; docs/gateway.md).
+const LATE_AFTER: Duration = Duration::from_secs(3);
 
 /// Where each prompt and resource of the last listings lives; `None` until listed.
 #[derive(Default)]
@@ -127,6 +137,16 @@ pub(super) fn forwarded_error(error: McpError) -> ErrorData {
     }
 }
 
+/// A listing task that panicked or was aborted, as the listing's error.
+fn task_failed(id: &str, error: tokio::task::JoinError) -> McpError {
+    McpError::Call {
+        server: id.to_owned(),
+        operation: "a list".into(),
+        message: format!("the listing stopped before it answered: {error}"),
+        rpc_code: None,
+    }
+}
+
 fn not_offered(error: &McpError) -> bool {
     matches!(error, McpError::Call { rpc_code: Some(code), .. } if *code == ErrorCode::METHOD_NOT_FOUND.0)
 }
@@ -139,36 +159,80 @@ impl Gateway {
     }
 
     /// One list from every server, in config order; a server that fails is warned about and
-    /// left out.
+    /// left out, one still starting after [`LATE_AFTER`] too, until it answers (`list`'s
+    /// clients are then told it changed).
     async fn gather<T, F, Fut>(
         &self,
         what: &str,
+        changes: ServerList,
         list: F,
     ) -> Result<Vec<(String, Vec<T>)>, ErrorData>
     where
+        T: Send + 'static,
         F: Fn(McpHub, String) -> Fut,
-        Fut: Future<Output = Result<Vec<T>, McpError>>,
+        Fut: Future<Output = Result<Vec<T>, McpError>> + Send + 'static,
     {
         let hub = self.hub()?;
-        let ids = hub.server_ids();
-        let listed = join_all(ids.iter().map(|id| list(hub.clone(), id.clone()))).await;
+        // A server held as failed was reported when it failed, and is tried again in the
+        // background: it is left out without a word.
+        let ids: Vec<String> = hub
+            .server_ids()
+            .into_iter()
+            .filter(|id| hub.held(id).is_none())
+            .collect();
+        let listed = join_all(ids.iter().map(|id| {
+            let mut listing = tokio::spawn(list(hub.clone(), id.clone()));
+            let (gateway, id, what) = (self.clone(), id.clone(), what.to_owned());
+            async move {
+                match tokio::time::timeout(LATE_AFTER, &mut listing).await {
+                    Ok(joined) => Some(joined.unwrap_or_else(|e| Err(task_failed(&id, e)))),
+                    Err(_) => {
+                        // Still starting: it joins this list when it answers.
+                        tokio::spawn(async move {
+                            match listing.await.unwrap_or_else(|e| Err(task_failed(&id, e))) {
+                                Ok(_) => gateway.list_changed(changes).await,
+                                Err(e) => gateway.left_out(&id, &what, e),
+                            }
+                        });
+                        None
+                    }
+                }
+            }
+        }))
+        .await;
         let mut out = Vec::with_capacity(ids.len());
         for (id, result) in ids.into_iter().zip(listed) {
+            let Some(result) = result else { continue };
             match result {
                 Ok(items) => out.push((id, items)),
-                Err(e) => self
-                    .shared
-                    .host
-                    .warn(format!("{id}'s {what} are left out: {e}")),
+                Err(e) => self.left_out(&id, what, e),
             }
         }
         Ok(out)
     }
 
+    /// A server whose list failed: one that did not start is reported to the host (once: a
+    /// server held meanwhile was reported already); another failure is a warning.
+    fn left_out(&self, id: &str, what: &str, error: McpError) {
+        let held = self
+            .shared
+            .hub
+            .as_ref()
+            .is_some_and(|hub| hub.held(id).is_some());
+        match error {
+            e if e.is_start_failure() && !held => self.shared.host.server_failed(id, &e),
+            e if e.is_start_failure() => {}
+            e => self
+                .shared
+                .host
+                .warn(format!("{id}'s {what} are left out: {e}")),
+        }
+    }
+
     /// Every server's prompts; a name two servers share becomes `<server>__<name>`.
     pub(super) async fn list_prompts(&self) -> Result<Vec<Prompt>, ErrorData> {
         let listings = self
-            .gather("prompts", |hub, id| async move {
+            .gather("prompts", ServerList::Prompts, |hub, id| async move {
                 hub.list_prompts(&id, LIST_TIMEOUT).await
             })
             .await?;
@@ -226,7 +290,7 @@ impl Gateway {
     /// Every server's resources; a URI two servers list is the first one's.
     pub(super) async fn list_resources(&self) -> Result<Vec<Resource>, ErrorData> {
         let listings = self
-            .gather("resources", |hub, id| async move {
+            .gather("resources", ServerList::Resources, |hub, id| async move {
                 hub.list_resources(&id, LIST_TIMEOUT).await
             })
             .await?;
@@ -259,9 +323,11 @@ impl Gateway {
 
     pub(super) async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ErrorData> {
         let listings = self
-            .gather("resource templates", |hub, id| async move {
-                hub.list_resource_templates(&id, LIST_TIMEOUT).await
-            })
+            .gather(
+                "resource templates",
+                ServerList::Resources,
+                |hub, id| async move { hub.list_resource_templates(&id, LIST_TIMEOUT).await },
+            )
             .await?;
         let mut routes = Vec::new();
         let mut templates = Vec::new();
@@ -299,7 +365,9 @@ impl Gateway {
             }
         }
         if servers.is_empty() {
-            servers = self.hub()?.server_ids();
+            let hub = self.hub()?;
+            servers = hub.server_ids();
+            servers.retain(|id| hub.held(id).is_none());
         }
         Ok(servers)
     }
@@ -505,6 +573,34 @@ impl Gateway {
         }
         if live.is_empty() {
             let _ = self.release(uri.to_owned(), |_| false).await;
+        }
+    }
+
+    /// Server `server_id` started after clients may have listed prompts or resources without
+    /// it (it was held as failed, or still starting): when it offers them and a list was made
+    /// without it, that list is made anew on the next request and every client is told.
+    pub async fn server_joined(&self, server_id: &str) {
+        let Some(capabilities) = self
+            .shared
+            .hub
+            .as_ref()
+            .and_then(|hub| hub.capabilities(server_id))
+        else {
+            return;
+        };
+        let (prompts, resources) = {
+            let routes = lock(&self.shared.routes);
+            (
+                capabilities.prompts.is_some() && routes.prompts.is_some(),
+                capabilities.resources.is_some()
+                    && (routes.resources.is_some() || routes.templates.is_some()),
+            )
+        };
+        if prompts {
+            self.list_changed(ServerList::Prompts).await;
+        }
+        if resources {
+            self.list_changed(ServerList::Resources).await;
         }
     }
 

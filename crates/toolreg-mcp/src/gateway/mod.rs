@@ -88,6 +88,12 @@ pub trait GatewayHost: Send + Sync {
     fn cancel(&self, id: u64);
     /// Something the user should know that fails no request (a server left out of a list).
     fn warn(&self, message: String);
+    /// A server did not start when a request of the gateway's own (prompts, resources) needed
+    /// it ([`McpError::is_start_failure`]): the host tells the user once, may remember it, and
+    /// holds it in the hub so that no later request waits on it. By default, a warning.
+    fn server_failed(&self, server_id: &str, error: &McpError) {
+        self.warn(format!("{server_id} is left out: {error}"));
+    }
     /// The gateway forwarded a call of `name` by a [`DirectRoute`] that asked for it, without
     /// asking the host: the host hears of it (to record the use) and is not waited for.
     fn forwarded(&self, name: &str);

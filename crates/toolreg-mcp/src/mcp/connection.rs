@@ -41,7 +41,7 @@ use super::config::header_map;
 use super::events::{HubEventsHandle, LogTaps, Notices, ProgressRoutes, ServerList};
 use super::http::{HubHttp, StandaloneStream};
 use super::listen::Listener;
-use super::process::{self, ChildProcess, StderrTail, StdoutNoise, describe_exit};
+use super::process::{self, ChildProcess, NOISE_GRACE, StderrTail, StdoutNoise, describe_exit};
 use super::sse::LegacySseTransport;
 use super::{Failure, McpError, ServerConfig};
 
@@ -652,13 +652,22 @@ pub(crate) async fn connect(
             let transport =
                 AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin)
                     .with_max_line_length(p.max_message_bytes);
-            bounded(
+            // A server that writes what is not JSON-RPC on stdout and no handshake soon after
+            // is given up then, not at the end of the whole timeout (the child is killed below,
+            // as for any failed connect).
+            let open = bounded(
                 handshake(handler, transport, lifecycle, serve_ct),
                 cancel,
                 timeout,
                 p,
-            )
-            .await
+            );
+            tokio::select! {
+                opened = open => opened,
+                () = p.stdout_noise.grace_over(NOISE_GRACE) => {
+                    let reason = p.stdout_noise.gave_up(NOISE_GRACE).into();
+                    Err(ConnectFailure::Failed(describe_stdio_failure(reason, None, &p.stderr)))
+                }
+            }
         }
         ServerConfig::StreamableHttp {
             id, url, headers, ..

@@ -84,6 +84,20 @@ impl McpError {
         }
     }
 
+    /// The server did not start: it could not be spawned or reached, it did not complete the
+    /// MCP handshake, or it ran out of time before it did. A host may remember this and hold
+    /// the server ([`McpHub::hold`](super::McpHub::hold)); a failure of a running server's
+    /// request is not one.
+    pub fn is_start_failure(&self) -> bool {
+        match self {
+            McpError::Connect { .. } => true,
+            McpError::Timeout { operation, .. } => {
+                operation == "the MCP handshake" || operation.ends_with("(while connecting)")
+            }
+            _ => false,
+        }
+    }
+
     /// The server id the error is about, when there is one.
     pub fn server_id(&self) -> Option<&str> {
         match self {

@@ -40,6 +40,15 @@ use super::process::{StderrTail, StdoutNoise};
 use super::wire_id::{build_mcp_tool_wire_id, server_segment, wire_id_server_segment};
 use super::{AskHostHandle, Failure, McpError, ServerConfig};
 
+/// Whether a request may start (or wait on) a server held as failed ([`McpHub::hold`]).
+#[derive(Debug, Clone, Copy)]
+enum Held {
+    /// It fails at once with the reason held.
+    Refuse,
+    /// It connects: the background retry of a held server.
+    Probe,
+}
+
 /// One round of a request whose `input_required` results the caller answers itself.
 #[derive(Debug)]
 pub enum Round<T> {
@@ -191,6 +200,10 @@ struct SlotState {
     /// The revision the server spoke on its last successful connection; forgotten when a
     /// connect fails (the server may have been upgraded or downgraded since).
     spoke: Option<ProtocolVersion>,
+    /// Why the host remembers this server as failed ([`McpHub::hold`]): requests fail at once
+    /// with it instead of starting the server or waiting on an attempt under way; only
+    /// [`McpHub::probe_tools`] connects, and a connect that succeeds lifts it.
+    held: Option<Failure>,
 }
 
 type SharedConnect = Shared<BoxFuture<'static, Result<Arc<Connection>, ConnectFailure>>>;
@@ -284,6 +297,7 @@ impl McpHub {
                 failures: 0,
                 retry_at: None,
                 spoke: None,
+                held: None,
             }),
         }));
         Ok(())
@@ -355,10 +369,64 @@ impl McpHub {
         server_id: &str,
         timeout: Duration,
     ) -> Result<Arc<Vec<Tool>>, McpError> {
+        self.list_tools_as(server_id, timeout, Held::Refuse).await
+    }
+
+    /// [`McpHub::list_tools`] of a server the host holds as failed ([`McpHub::hold`]) as well:
+    /// the one request that starts it, to try it again in the background. A connect that
+    /// succeeds lifts the hold.
+    pub async fn probe_tools(
+        &self,
+        server_id: &str,
+        timeout: Duration,
+    ) -> Result<Arc<Vec<Tool>>, McpError> {
+        self.list_tools_as(server_id, timeout, Held::Probe).await
+    }
+
+    /// Remembers that server `server_id` failed (`reason`, a sentence): every request to it but
+    /// [`McpHub::probe_tools`] fails at once with that reason instead of starting the server or
+    /// waiting on a connect under way, until a connect succeeds. For a host that remembers
+    /// failures across processes (the CLI, `toolreg serve`), so that no request waits on a
+    /// server already known not to start. A live connection is kept and served.
+    pub fn hold(&self, server_id: &str, reason: impl Into<Failure>) -> Result<(), McpError> {
+        self.slot(server_id)?.lock().held = Some(reason.into());
+        Ok(())
+    }
+
+    /// Why server `server_id` is held as failed ([`McpHub::hold`]), unless it is connected.
+    pub fn held(&self, server_id: &str) -> Option<Failure> {
+        let slot = self.slot(server_id).ok()?;
+        let st = slot.lock();
+        match &st.conn {
+            ConnState::Connected(c) if c.is_alive() => None,
+            _ => st.held.clone(),
+        }
+    }
+
+    /// What the server declared in its handshake, while it is connected.
+    pub fn capabilities(&self, server_id: &str) -> Option<ServerCapabilities> {
+        let slot = self.slot(server_id).ok()?;
+        let st = slot.lock();
+        match &st.conn {
+            ConnState::Connected(c) if c.is_alive() => {
+                c.peer.peer_info().map(|info| info.capabilities.clone())
+            }
+            _ => None,
+        }
+    }
+
+    async fn list_tools_as(
+        &self,
+        server_id: &str,
+        timeout: Duration,
+        held: Held,
+    ) -> Result<Arc<Vec<Tool>>, McpError> {
         const OP: &str = "tools/list";
         let slot = self.slot(server_id)?;
         let deadline = deadline_after(timeout);
-        let conn = self.connection(&slot, deadline, timeout, None, OP).await?;
+        let conn = self
+            .connection_as(&slot, deadline, timeout, None, OP, held)
+            .await?;
         let peer = conn.peer.clone();
         let (epoch, listing) = match conn.tools.cached_or_listing(move || {
             async move {
@@ -837,7 +905,8 @@ impl McpHub {
             .clone()
     }
 
-    /// The live connection of `slot`, connecting (or joining the running attempt) if needed.
+    /// The live connection of `slot`, connecting (or joining the running attempt) if needed;
+    /// a server held as failed is refused at once.
     async fn connection(
         &self,
         slot: &Arc<Slot>,
@@ -846,8 +915,35 @@ impl McpHub {
         cancel: Option<&CancellationToken>,
         op: &str,
     ) -> Result<Arc<Connection>, McpError> {
+        self.connection_as(slot, deadline, timeout, cancel, op, Held::Refuse)
+            .await
+    }
+
+    async fn connection_as(
+        &self,
+        slot: &Arc<Slot>,
+        deadline: Option<Instant>,
+        timeout: Duration,
+        cancel: Option<&CancellationToken>,
+        op: &str,
+        held: Held,
+    ) -> Result<Arc<Connection>, McpError> {
         let pending = {
             let mut st = slot.lock();
+            let serves = matches!(&st.conn, ConnState::Connected(c) if c.is_alive())
+                || matches!(st.conn, ConnState::Closed);
+            if let (Some(reason), Held::Refuse, false) = (&st.held, held, serves) {
+                return Err(McpError::Connect {
+                    server: slot.id().to_owned(),
+                    reason: Failure {
+                        message: format!(
+                            "it failed before and is left out until it is tried again in the background ({})",
+                            reason.message
+                        ),
+                        details: reason.details.clone(),
+                    },
+                });
+            }
             match &st.conn {
                 ConnState::Closed => return Err(closed_error(slot)),
                 ConnState::Connected(c) if c.is_alive() => return Ok(c.clone()),
@@ -1006,6 +1102,7 @@ async fn publish(
             st.last_error = None;
             st.failures = 0;
             st.retry_at = None;
+            st.held = None;
         }
         current
     });

@@ -17,6 +17,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
 
 /// Bytes of stderr kept per server (the tail; older output is dropped).
 pub(crate) const STDERR_TAIL_BYTES: usize = 8 * 1024;
@@ -61,15 +62,34 @@ impl StderrTail {
 /// Characters of the first non-JSON stdout line kept for the error message.
 const NOISE_SAMPLE_BYTES: usize = 120;
 
+/// How long a stdio server may go on after its first line on stdout that cannot be JSON-RPC
+/// before the connect gives it up, unless its MCP handshake completes meanwhile: a server that
+/// prints a banner and then answers is served, one that only prints garbage costs this much
+/// instead of the whole connect timeout.
+pub(crate) const NOISE_GRACE: Duration = Duration::from_secs(2);
+
 /// Lines a stdio server wrote on stdout before its first JSON-RPC message that cannot be one
 /// (they do not start with `{` or `[`). rmcp skips such lines, so a server that writes only
 /// those (a banner, logs on the wrong stream) would look like one that never answers; this
-/// lets the timeout say what it saw instead. Watching stops at the first JSON line, so the
-/// messages of a working server are never scanned.
-#[derive(Debug, Default)]
+/// lets the connect give it up [`NOISE_GRACE`] after the first one and say what it saw.
+/// Watching stops at the first JSON line, so the messages of a working server are never
+/// scanned.
+#[derive(Debug)]
 pub(crate) struct StdoutNoise {
     done: AtomicBool,
     state: Mutex<NoiseState>,
+    /// When the current process wrote its first such line.
+    first_at: watch::Sender<Option<Instant>>,
+}
+
+impl Default for StdoutNoise {
+    fn default() -> Self {
+        StdoutNoise {
+            done: AtomicBool::new(false),
+            state: Mutex::default(),
+            first_at: watch::Sender::new(None),
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -84,6 +104,7 @@ impl StdoutNoise {
     fn reset(&self) {
         *self.state.lock().unwrap_or_else(|e| e.into_inner()) = NoiseState::default();
         self.done.store(false, Ordering::Relaxed);
+        self.first_at.send_replace(None);
     }
 
     fn scan(&self, bytes: &[u8]) {
@@ -110,23 +131,49 @@ impl StdoutNoise {
                 at_line_start = false;
                 if st.lines == 1 {
                     st.first.push(b);
+                    self.first_at.send_replace(Some(Instant::now()));
                 }
             }
+        }
+    }
+
+    /// Resolves `grace` after the current process wrote its first line that cannot be JSON-RPC
+    /// (never, while it writes none): the connect racing it then gives the server up with
+    /// [`StdoutNoise::gave_up`]'s reason.
+    pub(crate) async fn grace_over(&self, grace: Duration) {
+        let mut first_at = self.first_at.subscribe();
+        let Ok(at) = first_at.wait_for(Option::is_some).await.map(|at| *at) else {
+            return std::future::pending().await;
+        };
+        if let Some(at) = at {
+            tokio::time::sleep_until(at + grace).await;
         }
     }
 
     /// Why a server that wrote such lines never completed a connect within `after`, or None
     /// when it wrote none (then it is merely slow or stuck: a timeout).
     pub(crate) fn connect_failure(&self, after: Duration) -> Option<String> {
+        self.describe(&format!("no MCP handshake within {} ms", after.as_millis()))
+    }
+
+    /// Why the connect gave the server up [`NOISE_GRACE`] after its first such line.
+    pub(crate) fn gave_up(&self, grace: Duration) -> String {
+        self.describe(&format!(
+            "no MCP handshake within {} ms of the first",
+            grace.as_millis()
+        ))
+        .unwrap_or_else(|| "it wrote on stdout what is not JSON-RPC".to_owned())
+    }
+
+    fn describe(&self, outcome: &str) -> Option<String> {
         let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         (st.lines > 0).then(|| {
             format!(
-                "it wrote {} line{} on stdout that {} not JSON-RPC (the first: {:?}), and no MCP handshake within {} ms: a stdio server must write only JSON-RPC messages on stdout (logs go to stderr)",
+                "it wrote {} line{} on stdout that {} not JSON-RPC (the first: {:?}), and {outcome}: a stdio server must write only JSON-RPC messages on stdout (logs go to stderr)",
                 st.lines,
                 if st.lines == 1 { "" } else { "s" },
                 if st.lines == 1 { "is" } else { "are" },
                 String::from_utf8_lossy(&st.first).trim_end(),
-                after.as_millis()
             )
         })
     }
