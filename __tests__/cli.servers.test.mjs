@@ -63,7 +63,7 @@ describe('a broken server costs one command, not every command', () => {
     for (const verb of ['call', 'inspect']) {
       const typo = await runCli([verb, 'ehco', '--config', file], { env })
       expect(typo.code, verb).toBe(5)
-      expect(typo.stderr).toMatch(/No tool "ehco" on any server, by their cached tool lists\. Did you mean "one\/echo", "two\/echo"\? A tool a server added since is reached as SERVER\/TOOL/)
+      expect(typo.stderr).toMatch(/No tool named "ehco"\. Did you mean "one\/echo", "two\/echo"\? \(By the servers' cached tool lists; a tool a server added since is reached as SERVER\/TOOL/)
     }
     expect([one.starts(), two.starts()]).toEqual([1, 1])
     // A full name starts its server alone.

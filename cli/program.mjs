@@ -134,10 +134,11 @@ async function serversFor(name, { refresh = false } = {}) {
     const listings = source.servers.map((s) => ({ id: s.config.id, tools: readCachedTools(s.config)?.tools }))
     const owners = listings.filter((l) => l.tools?.some((t) => t.name === name))
     if (owners.length) return new Set(owners.map((l) => l.id))
-    if (refresh || listings.length === 0 || listings.some((l) => !l.tools)) return 'all'
+    // Skipped servers' tools are unknown: resolveTool says so after a full start.
+    if (refresh || listings.length === 0 || listings.some((l) => !l.tools) || source.skipped.length) return 'all'
     const known = listings.flatMap((l) => l.tools.map((t) => `${l.id}/${t.name}`))
     const nearest = closest(name, known, (full) => full.slice(full.indexOf('/') + 1))
-    throw new CliError(`No tool ${JSON.stringify(name)} on any server, by their cached tool lists.${didYouMean(nearest)} A tool a server added since is reached as SERVER/TOOL, which starts that server.`, EXIT.TOOL_NOT_FOUND)
+    throw new CliError(`No tool named ${JSON.stringify(name)}.${didYouMean(nearest)} (By the servers' cached tool lists; a tool a server added since is reached as SERVER/TOOL, which starts that server.)`, EXIT.TOOL_NOT_FOUND)
   }
 }
 
