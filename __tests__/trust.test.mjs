@@ -224,6 +224,8 @@ describe('tool trust against a rug-pull MCP server', () => {
     await registry.approveTool('rug/echo')
     await syncAll(registry, hub)
     expect(registry.getByName(echoId).tool.description).toBe('Echo the text back')
+    // And so is the definition a gateway serves for it (toolreg serve lists `mcp.descriptor`).
+    expect(registry.getByName(echoId).mcp.descriptor.description).toBe('Echo the text back')
   }, 60_000)
 })
 

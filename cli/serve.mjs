@@ -261,7 +261,6 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     timer.unref()
     retryTimers.set(config.id, timer)
   }
-  const descriptors = new Map()
   // The identity tool trust pins under (the config's command line or URL), as `toolreg trust` has it.
   const identities = new Map(hub.servers.map((s) => [s.id, s.identity]))
   const adapter = {
@@ -271,9 +270,7 @@ export async function createGateway(servers, { contextWindow, exec = false, time
     async listTools(serverId) {
       const listing = listings.get(serverId)
       if (!listing?.tools) throw new Error(listing?.failed ?? `${serverId} is still starting`)
-      const tools = listing.tools.filter((t) => keeps(serverId, t.name))
-      for (const t of tools) descriptors.set(`${serverId}\0${t.name}`, t)
-      return tools
+      return listing.tools.filter((t) => keeps(serverId, t.name))
     },
     // Unknown (undefined) for a listing cached before instructions were kept: not reviewed then.
     instructions: (serverId) => listings.get(serverId)?.instructions,
@@ -374,7 +371,8 @@ export async function createGateway(servers, { contextWindow, exec = false, time
       if (exposition.tools[name]) nextDefinitions.push(await metaDefinition(name, exposition.tools[name]))
     }
     for (const [name, { entry, tool }] of [...nextExposed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      const descriptor = entry?.mcp && descriptors.get(`${entry.mcp.serverId}\0${entry.mcp.toolName}`)
+      // The definition as tool trust admitted it, never the server's listing as it came.
+      const descriptor = entry?.mcp?.descriptor
       const definition = descriptor ? { ...descriptor, name } : await metaDefinition(name, tool)
       // Kept inline on purpose (pinned ones included): clients that defer on their own should not (Claude's hint).
       nextDefinitions.push({ ...definition, _meta: { ...definition._meta, 'anthropic/alwaysLoad': true } })

@@ -119,7 +119,9 @@ function buildEntry(host, server, descriptor, wireId, gated, { native, callTimeo
     defer: gated ? 'never' : 'auto',
     tool: mcpTool,
     applies: (scope) => scope?.mcpToolIds?.has(wireId) ?? false,
-    mcp: { serverId: server.id, serverName: server.name, toolName: descriptor.name },
+    // `descriptor`: the definition as tool trust admitted it (hidden Unicode stripped, or the
+    // pinned form kept), which is what a gateway may serve for this tool.
+    mcp: { serverId: server.id, serverName: server.name, toolName: descriptor.name, descriptor },
   }
 }
 
